@@ -1,0 +1,51 @@
+// The floe command line: parses the command, then hands over to the composition root. Until the
+// worker exists it offers help and version only.
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+
+export const usage = `floe ${pkg.version} — exactly-once ingestion of Kafka topics into Apache Iceberg tables
+
+usage: floe <command> [--config floe.yaml]
+
+commands:
+  run        run one worker (run N of them with the same file to scale out)
+  observe    live, decoded view of the control topic (--json for machines)
+  status     per dataset: table offsets vs topic end offsets, last commit
+  validate   check the config file and reach every server it names
+
+options:
+  -c, --config FILE   the configuration file (default: $FLOE_CONFIG)
+  -h, --help          show this help
+  -v, --version       print the version`
+
+export function main(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+      config: { type: 'string', short: 'c' },
+    },
+  })
+  if (values.version) {
+    console.log(pkg.version)
+    return 0
+  }
+  const command = positionals[0]
+  if (values.help || command === undefined) {
+    console.log(usage)
+    return values.help ? 0 : 2
+  }
+  if (['run', 'observe', 'status', 'validate'].includes(command)) {
+    console.error(`floe ${command}: not built yet in this version`)
+    return 70
+  }
+  console.error(`floe: unknown command '${command}'\n\n${usage}`)
+  return 2
+}
+
+process.exitCode = main(process.argv.slice(2))

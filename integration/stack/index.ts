@@ -1,0 +1,4 @@
+// Public surface of the local stack for tests and scripts. Everything else in this folder is
+// internal to `npm run stack`.
+export { type Endpoints, readEndpoints, stackDir } from './layout.ts'
+export { killService, running, services } from './processes.ts'

@@ -1,0 +1,122 @@
+// Apache Kafka 4.x in KRaft mode from Maven Central jars: one combined broker+controller
+// (dynamic quorum, `format --standalone`), or three on one host (static quorum) for tests that
+// kill a broker. Everything listens on 127.0.0.1.
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Admin } from '@platformatic/kafka'
+import { classpath, javaCommand } from './jars.ts'
+import { brokerPorts, paths, type StackOptions, stackSources } from './layout.ts'
+import { type ServiceRecord, startService, waitReady } from './processes.ts'
+
+const log4j = `-Dlog4j2.configurationFile=${join(stackSources, 'kafka', 'log4j2.properties')}`
+
+function serverProperties(options: StackOptions, index: number, dataDir: string): string {
+  const ports = brokerPorts(options)
+  const own = ports[index]
+  if (!own) throw new Error(`no broker ${index}`)
+  const single = options.brokers === 1
+  const replicas = single ? 1 : 3
+  const minIsr = single ? 1 : 2
+  const quorum = single
+    ? `controller.quorum.bootstrap.servers=127.0.0.1:${own.controller}`
+    : `controller.quorum.voters=${ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controller}`).join(',')}`
+  return `# Written by integration/stack/kafka.ts for the local test stack.
+process.roles=broker,controller
+node.id=${index + 1}
+${quorum}
+listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}
+advertised.listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=${dataDir}
+num.partitions=1
+default.replication.factor=${replicas}
+min.insync.replicas=${minIsr}
+auto.create.topics.enable=false
+# Internal topics sized for this cluster: with the defaults (3 replicas, min ISR 2) consumer groups
+# and transactions never work on one node.
+offsets.topic.replication.factor=${replicas}
+offsets.topic.num.partitions=${single ? 1 : 3}
+transaction.state.log.replication.factor=${replicas}
+transaction.state.log.min.isr=${minIsr}
+transaction.state.log.num.partitions=${single ? 1 : 3}
+share.coordinator.state.topic.replication.factor=${replicas}
+share.coordinator.state.topic.min.isr=${minIsr}
+group.initial.rebalance.delay.ms=0
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
+num.network.threads=2
+num.io.threads=2
+num.recovery.threads.per.data.dir=1
+`
+}
+
+/** Kafka's cluster id: 16 random bytes in unpadded base64url, what `kafka-storage random-uuid` prints. */
+function clusterId(): string {
+  return randomBytes(16).toString('base64url')
+}
+
+export async function startKafka(options: StackOptions, dir: string): Promise<ServiceRecord[]> {
+  const root = paths(dir).kafka
+  rmSync(root, { recursive: true, force: true })
+  const id = clusterId()
+  const records: ServiceRecord[] = []
+  const java = javaCommand()
+  const cp = classpath('kafka', dir)
+  for (let i = 0; i < options.brokers; i++) {
+    const nodeDir = join(root, `node${i + 1}`)
+    mkdirSync(join(nodeDir, 'data'), { recursive: true })
+    const props = join(nodeDir, 'server.properties')
+    writeFileSync(props, serverProperties(options, i, join(nodeDir, 'data')))
+    const format = ['format', '-t', id, '-c', props]
+    if (options.brokers === 1) format.push('--standalone')
+    execFileSync(java, ['-Xmx256m', log4j, '-cp', cp, 'kafka.tools.StorageTool', ...format], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+  }
+  for (let i = 0; i < options.brokers; i++) {
+    const props = join(root, `node${i + 1}`, 'server.properties')
+    records.push(
+      startService(dir, {
+        name: options.brokers === 1 ? 'kafka' : `kafka-${i + 1}`,
+        command: java,
+        args: [
+          `-Xms${options.brokers === 1 ? 512 : 384}m`,
+          `-Xmx${options.brokers === 1 ? 512 : 384}m`,
+          '-XX:+UseSerialGC',
+          '-Djava.awt.headless=true',
+          log4j,
+          '-cp',
+          cp,
+          'kafka.Kafka',
+          props,
+        ],
+      }),
+    )
+  }
+  const brokers = brokerPorts(options).map((p) => `127.0.0.1:${p.client}`)
+  await Promise.all(records.map((record) => waitReady(dir, record, () => kafkaAnswers(brokers), 120_000)))
+  return records
+}
+
+/**
+ * Ready means the cluster answers a metadata request naming every broker and a controller: a bare
+ * TCP connect succeeds before the controller quorum has elected a leader.
+ */
+export async function kafkaAnswers(brokers: string[]): Promise<boolean> {
+  const admin = new Admin({
+    clientId: 'floe-stack-probe',
+    bootstrapBrokers: brokers,
+    retries: 0,
+    timeout: 2000,
+    connectTimeout: 2000,
+  })
+  try {
+    const metadata = await admin.metadata({ topics: [] })
+    return metadata.brokers.size === brokers.length && metadata.controllerId >= 0
+  } finally {
+    await admin.close().catch(() => {})
+  }
+}

@@ -1,0 +1,198 @@
+// `npm run stack -- setup | up | down | status`: the real local stack (Kafka, Iceberg REST
+// catalog, Azurite, pyiceberg) on 127.0.0.1, without Docker.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { startAzurite } from './azurite.ts'
+import { jarsReady, resolveJars } from './jars.ts'
+import { startKafka } from './kafka.ts'
+import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, stackDir } from './layout.ts'
+import { running, type ServiceRecord, services, stopService } from './processes.ts'
+import { pythonReady, setupPython } from './python.ts'
+import { startRestCatalog } from './rest-catalog.ts'
+
+const usage = `usage: npm run stack -- <command> [options]
+
+commands:
+  setup    resolve the Kafka and Iceberg jars from Maven and create the pyiceberg venv (idempotent)
+  up       start Kafka, the Iceberg REST catalog and Azurite on 127.0.0.1; write .stack/endpoints.json
+  down     stop exactly what up started, by pid
+  status   show what runs and where
+
+options (up):
+  --brokers N        1 (default) or 3 Kafka brokers
+  --kafka-port P     first broker's port (default 9092, env FLOE_STACK_KAFKA_PORT)
+  --rest-port P      REST catalog port (default 8181, env FLOE_STACK_REST_PORT)
+  --azurite-port P   Azurite blob port (default 10000, env FLOE_STACK_AZURITE_PORT)
+
+The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
+
+interface Written extends Endpoints {
+  options: StackOptions
+}
+
+function port(flag: string | undefined, env: string, fallback: number): number {
+  const raw = flag ?? process.env[env]
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1 || value > 65535) throw new UsageError(`bad port: ${raw}`)
+  return value
+}
+
+class UsageError extends Error {}
+
+function options(values: Record<string, string | boolean | undefined>): StackOptions {
+  const brokers = Number(values.brokers ?? 1)
+  if (brokers !== 1 && brokers !== 3) throw new UsageError('--brokers takes 1 or 3')
+  return {
+    brokers,
+    ports: {
+      kafka: port(values['kafka-port'] as string | undefined, 'FLOE_STACK_KAFKA_PORT', defaultPorts.kafka),
+      rest: port(values['rest-port'] as string | undefined, 'FLOE_STACK_REST_PORT', defaultPorts.rest),
+      azurite: port(values['azurite-port'] as string | undefined, 'FLOE_STACK_AZURITE_PORT', defaultPorts.azurite),
+    },
+  }
+}
+
+function serviceNames(opts: StackOptions): string[] {
+  const kafka = opts.brokers === 1 ? ['kafka'] : ['kafka-1', 'kafka-2', 'kafka-3']
+  return [...kafka, 'iceberg-rest', 'azurite']
+}
+
+function seconds(since: number): string {
+  return `${((performance.now() - since) / 1000).toFixed(1)} s`
+}
+
+async function setup(dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true })
+  for (const part of ['kafka', 'iceberg-rest'] as const) {
+    const t = performance.now()
+    const ran = resolveJars(part, dir)
+    console.log(`${part} jars ${ran ? `resolved in ${seconds(t)}` : 'already resolved'}`)
+  }
+  const t = performance.now()
+  const ran = setupPython(dir)
+  console.log(`pyiceberg venv ${ran ? `created in ${seconds(t)}` : 'already up to date'}`)
+}
+
+function readWritten(dir: string): Written | undefined {
+  const file = paths(dir).endpoints
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Written) : undefined
+}
+
+async function down(dir: string): Promise<void> {
+  const records = services(dir)
+  const stopped = await Promise.all(records.map(async (r) => ((await stopService(dir, r.name)) ? r.name : null)))
+  rmSync(paths(dir).endpoints, { force: true })
+  const names = stopped.filter((n) => n !== null)
+  console.log(names.length ? `stopped ${names.join(', ')}` : 'nothing was running')
+}
+
+async function up(dir: string, opts: StackOptions): Promise<void> {
+  const t0 = performance.now()
+  const written = readWritten(dir)
+  const same = written && JSON.stringify(written.options) === JSON.stringify(opts)
+  if (same && serviceNames(opts).every((name) => running(dir, name))) {
+    console.log('the stack is already up')
+    printEndpoints(written)
+    return
+  }
+  if (services(dir).length) await down(dir)
+  if (!jarsReady('kafka', dir) || !jarsReady('iceberg-rest', dir) || !pythonReady(dir)) await setup(dir)
+  mkdirSync(paths(dir).logs, { recursive: true })
+  const started: ServiceRecord[] = []
+  const timed = async <T extends ServiceRecord | ServiceRecord[]>(name: string, start: Promise<T>): Promise<T> => {
+    const t = performance.now()
+    const result = await start
+    started.push(...[result].flat())
+    console.log(`${name} ready in ${seconds(t)}`)
+    return result
+  }
+  try {
+    // In parallel: the two JVMs start slowly and mostly wait on class loading and the quorum.
+    await Promise.all([
+      timed('azurite', startAzurite(opts, dir)),
+      timed('iceberg rest catalog', startRestCatalog(opts, dir)),
+      timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir)),
+    ])
+  } catch (error) {
+    await down(dir)
+    throw error
+  }
+  mkdirSync(paths(dir).logs, { recursive: true })
+  const endpoints: Written = { ...endpointsFor(opts, dir), options: opts }
+  writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
+  console.log(`stack up in ${seconds(t0)}`)
+  printEndpoints(endpoints)
+}
+
+function printEndpoints(e: Endpoints): void {
+  console.log(`  kafka         ${e.kafka.bootstrap}
+  rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})
+  sql catalog   ${e.sql.path}  (name ${e.sql.name})
+  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})
+  pyiceberg     ${e.python}
+  endpoints     ${paths().endpoints}
+  logs          ${e.logs}`)
+}
+
+function status(dir: string): boolean {
+  const written = readWritten(dir)
+  const records = services(dir)
+  if (!written && records.length === 0) {
+    console.log('the stack is down')
+    return false
+  }
+  let allUp = true
+  for (const name of written ? serviceNames(written.options) : records.map((r) => r.name)) {
+    const record = running(dir, name)
+    allUp &&= record !== undefined
+    console.log(
+      `${name.padEnd(14)} ${record ? `running, pid ${record.pid}, since ${record.startedAt}` : 'not running'}`,
+    )
+  }
+  if (written) printEndpoints(written)
+  return allUp
+}
+
+async function main(): Promise<number> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      brokers: { type: 'string' },
+      'kafka-port': { type: 'string' },
+      'rest-port': { type: 'string' },
+      'azurite-port': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  const dir = stackDir()
+  const command = positionals[0]
+  if (values.help || command === undefined) {
+    console.log(usage)
+    return command === undefined && !values.help ? 2 : 0
+  }
+  switch (command) {
+    case 'setup':
+      await setup(dir)
+      return 0
+    case 'up':
+      await up(dir, options(values))
+      return 0
+    case 'down':
+      await down(dir)
+      return 0
+    case 'status':
+      return status(dir) ? 0 : 3
+    default:
+      throw new UsageError(`unknown command: ${command}`)
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError) console.error(`${error.message}\n\n${usage}`)
+    else console.error(`stack: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(error instanceof UsageError ? 2 : 1)
+  },
+)

@@ -1,0 +1,59 @@
+// One error taxonomy for all of Floe. Code decides by `code` and the flags, never by message text.
+// A code says what went wrong in the domain; `retryable` says whether trying the same thing again
+// can succeed; `fatal` says the worker must stop (configuration, corruption of an invariant).
+
+export const errorCodes = {
+  // configuration and usage
+  CONFIG_INVALID: { retryable: false, fatal: true },
+  // the servers Floe depends on
+  KAFKA_UNAVAILABLE: { retryable: true, fatal: false },
+  CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
+  STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
+  // catalog answers
+  CATALOG_NOT_FOUND: { retryable: false, fatal: false },
+  CATALOG_ALREADY_EXISTS: { retryable: false, fatal: false },
+  CATALOG_BAD_REQUEST: { retryable: false, fatal: false },
+  /** The table changed under us (409 / failed compare-and-set): reload, re-check, retry. */
+  COMMIT_CONFLICT: { retryable: true, fatal: false },
+  /** The commit may or may not have been applied (5xx, timeout, lost connection): look before retrying. */
+  COMMIT_STATE_UNKNOWN: { retryable: true, fatal: false },
+  /** The caller's re-check refused the commit (e.g. a range no longer contiguous with the table). */
+  COMMIT_REJECTED: { retryable: false, fatal: false },
+  // data
+  CONVERSION_FAILED: { retryable: false, fatal: false },
+  RECORD_MALFORMED: { retryable: false, fatal: false },
+  STORAGE_NOT_FOUND: { retryable: false, fatal: false },
+  // protocol
+  PROTOCOL_UNDECODABLE: { retryable: false, fatal: false },
+  PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },
+  // invariants that must never break
+  INVARIANT_BROKEN: { retryable: false, fatal: true },
+} as const satisfies Record<string, { retryable: boolean; fatal: boolean }>
+
+export type ErrorCode = keyof typeof errorCodes
+
+export class FloeError extends Error {
+  readonly code: ErrorCode
+  readonly retryable: boolean
+  readonly fatal: boolean
+  /** Structured facts for logs (never secrets). */
+  readonly details: Readonly<Record<string, unknown>>
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'FloeError'
+    this.code = code
+    this.retryable = errorCodes[code].retryable
+    this.fatal = errorCodes[code].fatal
+    this.details = options.details ?? {}
+  }
+}
+
+export function isFloeError(error: unknown, code?: ErrorCode): error is FloeError {
+  return error instanceof FloeError && (code === undefined || error.code === code)
+}
+
+/** The message of anything thrown, for a one-line log or CLI error. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,4 @@
+// Code that both the coordinator and the participant use. Each concern is a folder with its own
+// index.ts (iceberg, parquet, catalog, storage, kafka, ...); this file re-exports the small
+// cross-cutting pieces.
+export * from './errors.ts'
