@@ -132,3 +132,26 @@ export function fixedLength(type: string): number | undefined {
   const match = /^fixed\[(\d+)\]$/.exec(type)
   return match ? Number(match[1]) : undefined
 }
+
+/**
+ * One data file as a manifest entry records it (the spec's `data_file` struct, content = data).
+ * Statistics are keyed by field id; bounds are already in the spec's single-value binary
+ * serialization.
+ */
+export interface DataFile {
+  filePath: string
+  fileFormat: 'PARQUET'
+  specId: number
+  /** Partition field name -> transformed value (the transform's result type, see IcebergValue). */
+  partition: StructValue
+  recordCount: bigint
+  fileSizeInBytes: bigint
+  columnSizes?: Map<number, bigint>
+  valueCounts?: Map<number, bigint>
+  nullValueCounts?: Map<number, bigint>
+  nanValueCounts?: Map<number, bigint>
+  lowerBounds?: Map<number, Uint8Array>
+  upperBounds?: Map<number, Uint8Array>
+  splitOffsets?: bigint[]
+  sortOrderId?: number
+}
