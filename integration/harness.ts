@@ -1,0 +1,64 @@
+// Helpers for end-to-end tests on the real local stack: endpoints, unique names, and the
+// independent pyiceberg reader. Tests call these; they never start or stop the stack themselves
+// (integration/run.ts does, and stops what it started even when tests fail).
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { type Endpoints, readEndpoints } from './stack/index.ts'
+
+const run = promisify(execFile)
+
+let cached: Endpoints | undefined
+export function endpoints(): Endpoints {
+  cached ??= readEndpoints()
+  return cached
+}
+
+/** A name no other test run uses: topics, namespaces, tables and blob prefixes. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
+}
+
+export interface VerifyResult {
+  table: string
+  metadataLocation: string
+  rows: number
+  files: number
+  schema: string
+  spec: string
+  snapshots: { id: string; summary: Record<string, string> }[]
+  properties: Record<string, string>
+  sample?: Record<string, unknown>[]
+  ids?: { expected: number; found: number; missing: number; duplicated: number; unexpected: number }
+  error?: string
+}
+
+/** Reads a table whole with pyiceberg (integration/verify) and returns its report. */
+export async function verifyTable(
+  table: string,
+  options: {
+    catalog?: 'rest' | 'sql'
+    idsFile?: string
+    idColumn?: string
+    filter?: string
+    rows?: number
+    sqlPath?: string
+  } = {},
+): Promise<VerifyResult> {
+  const args = [table, '--catalog', options.catalog ?? 'rest']
+  if (options.idsFile) args.push('--ids-file', options.idsFile, '--id-column', options.idColumn ?? 'id')
+  if (options.filter) args.push('--filter', options.filter)
+  if (options.rows) args.push('--rows', String(options.rows))
+  if (options.sqlPath) args.push('--sql-path', options.sqlPath)
+  const verify = join(import.meta.dirname, 'verify')
+  try {
+    const { stdout } = await run(verify, args, { maxBuffer: 64 * 1024 * 1024 })
+    return JSON.parse(stdout) as VerifyResult
+  } catch (error) {
+    // Exit 1 (ids missing or duplicated) still prints the report.
+    const stdout = (error as { stdout?: string }).stdout
+    if (stdout?.trim().startsWith('{')) return JSON.parse(stdout) as VerifyResult
+    throw error
+  }
+}

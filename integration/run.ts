@@ -1,0 +1,52 @@
+// `npm run test:integration`: runs every end-to-end test on the real local stack. Brings the stack
+// up when it is not (and then down again afterwards, even when tests fail or the run is
+// interrupted); leaves a stack it found running alone.
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { running, services, stackDir } from './stack/index.ts'
+
+const root = join(import.meta.dirname, '..')
+const stackScript = join(root, 'integration', 'stack', 'stack.ts')
+
+function exec(args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root })
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)))
+  })
+}
+
+function stackIsUp(): boolean {
+  const dir = stackDir()
+  const names = services(dir).map((s) => s.name)
+  return names.length > 0 && names.every((name) => running(dir, name))
+}
+
+let startedHere = false
+let stopping: Promise<number> | undefined
+function stopIfOurs(): Promise<number> {
+  stopping ??= startedHere ? exec([stackScript, 'down']) : Promise.resolve(0)
+  return stopping
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void stopIfOurs().then(() => process.exit(130))
+  })
+}
+
+let code = 0
+try {
+  if (!stackIsUp()) {
+    startedHere = true
+    code = await exec([stackScript, 'up'])
+    if (code !== 0) throw new Error('the local stack did not come up')
+  }
+  const patterns = process.argv.slice(2).length ? process.argv.slice(2) : ['integration/**/*.test.ts']
+  code = await exec(['--test', '--test-reporter=spec', '--test-timeout=600000', ...patterns])
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error))
+  code ||= 1
+} finally {
+  await stopIfOurs()
+}
+process.exit(code)

@@ -1,0 +1,89 @@
+// Topic and offset administration: what the stack, the coordinator and `floe status` ask of Kafka.
+import { Admin } from '@platformatic/kafka'
+import { FloeError } from '../errors.ts'
+import { clientOptions, type KafkaConnection } from './connection.ts'
+
+/** Partition -> offset. Offsets are bigint: Kafka offsets are int64. */
+export type PartitionOffsets = Map<number, bigint>
+
+// ListOffsets timestamps with special meaning in the Kafka protocol.
+const LATEST = -1n
+const EARLIEST = -2n
+
+export class KafkaAdmin {
+  readonly #admin: Admin
+
+  constructor(connection: KafkaConnection) {
+    this.#admin = new Admin({ ...clientOptions(connection, 'admin'), retries: 3 })
+  }
+
+  /** Creates the topic when missing. Returns its partition count (the existing one if it was there). */
+  async ensureTopic(
+    topic: string,
+    partitions: number,
+    configs: Record<string, string> = {},
+  ): Promise<{ created: boolean; partitions: number }> {
+    const existing = await this.partitionCount(topic)
+    if (existing !== undefined) return { created: false, partitions: existing }
+    try {
+      await this.#admin.createTopics({
+        topics: [topic],
+        partitions,
+        replicas: -1,
+        configs: Object.entries(configs).map(([name, value]) => ({ name, value })),
+      })
+      return { created: true, partitions }
+    } catch (error) {
+      // Another worker may have created it between our look and our create.
+      const now = await this.partitionCount(topic)
+      if (now !== undefined) return { created: false, partitions: now }
+      throw new FloeError('KAFKA_UNAVAILABLE', `could not create topic ${topic}`, { cause: error })
+    }
+  }
+
+  /** The topic's partition count, or undefined when the topic does not exist. */
+  async partitionCount(topic: string): Promise<number | undefined> {
+    const topics = await this.#admin.listTopics()
+    if (!topics.includes(topic)) return undefined
+    const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true })
+    return metadata.topics.get(topic)?.partitionsCount
+  }
+
+  async deleteTopic(topic: string): Promise<void> {
+    await this.#admin.deleteTopics({ topics: [topic] })
+  }
+
+  /** The next offset to be written, per partition (the log end offset). */
+  endOffsets(topic: string, partitions: number[]): Promise<PartitionOffsets> {
+    return this.#listOffsets(topic, partitions, LATEST)
+  }
+
+  /** The first offset still in the log, per partition (moves forward with retention). */
+  startOffsets(topic: string, partitions: number[]): Promise<PartitionOffsets> {
+    return this.#listOffsets(topic, partitions, EARLIEST)
+  }
+
+  async #listOffsets(topic: string, partitions: number[], timestamp: bigint): Promise<PartitionOffsets> {
+    const listed = await this.#admin.listOffsets({
+      topics: [{ name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp })) }],
+    })
+    const result: PartitionOffsets = new Map()
+    for (const p of listed.find((t) => t.name === topic)?.partitions ?? []) result.set(p.partitionIndex, p.offset)
+    return result
+  }
+
+  /** The group's committed offsets for one topic; partitions without a commit are absent. */
+  async committedOffsets(group: string, topic: string): Promise<PartitionOffsets> {
+    const groups = await this.#admin.listConsumerGroupOffsets({ groups: [group] })
+    const result: PartitionOffsets = new Map()
+    for (const t of groups.find((g) => g.groupId === group)?.topics ?? []) {
+      if (t.name !== topic) continue
+      for (const p of t.partitions) if (p.committedOffset >= 0n) result.set(p.partitionIndex, p.committedOffset)
+    }
+    return result
+  }
+
+  async close(): Promise<void> {
+    await this.#admin.close()
+  }
+}
