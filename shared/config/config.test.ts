@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { isFloeError } from '../errors.ts'
+import { parseColumnType } from './column-types.ts'
+import { parseConfig, redact } from './load.ts'
+
+const base = `
+kafka:
+  brokers: [127.0.0.1:9092]
+catalog:
+  type: rest
+  uri: http://127.0.0.1:8181
+ingestion:
+  wal:
+    dir: /tmp/floe-wal
+datasets:
+  - name: events
+    topic: events
+    table: analytics.events
+    customMapping:
+      event_id: id
+      ts: timestamp
+      user_id: user.id
+      tags: tags
+    schema:
+      event_id: string not null
+      ts: timestamptz
+      user_id: long
+      tags: list<string>
+    partitionSpec:
+      - day(ts)
+      - bucket(16, user_id)
+    bloomFilterColumns: [user_id]
+    dlqTopic: events-dlq
+`
+
+function refusal(text: string, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseConfig(text, 'floe.yaml', env)
+  } catch (error) {
+    assert.ok(isFloeError(error, 'CONFIG_INVALID'), String(error))
+    assert.doesNotMatch(error.message, /\n/, 'one line')
+    return error.message
+  }
+  assert.fail('the configuration was accepted')
+}
+
+describe('the configuration file', () => {
+  test('fills in the documented defaults', () => {
+    const config = parseConfig(base, 'floe.yaml', {})
+    assert.equal(config.kafka.clientId, 'floe')
+    assert.equal(config.kafka.groupPrefix, 'floe')
+    assert.equal(config.kafka.controlTopic, 'floe-control')
+    assert.equal(config.kafka.autoOffsetReset, 'earliest')
+    assert.deepEqual(config.storage, { type: 'local' })
+    assert.equal(config.ingestion.commitIntervalSeconds, 20)
+    assert.equal(config.ingestion.commitTimeoutSeconds, 30)
+    assert.equal(config.ingestion.drainTimeoutSeconds, 96)
+    assert.deepEqual(
+      [
+        config.ingestion.wal.maxFileSizeBytes,
+        config.ingestion.wal.maxFileAgeMinutes,
+        config.ingestion.wal.maxOpenSegmentsPerPartition,
+        config.ingestion.wal.diskHighWatermarkPct,
+        config.ingestion.wal.idleCheckSeconds,
+        config.ingestion.wal.uploadScanSeconds,
+      ],
+      [67108864, 5, 256, 80, 30, 5],
+    )
+    assert.equal(config.metrics.port, 9464)
+  })
+
+  test('turns a dataset into an Iceberg schema with field ids and a partition spec', () => {
+    const [dataset] = parseConfig(base, 'floe.yaml', {}).datasets
+    assert.ok(dataset)
+    assert.deepEqual(dataset.namespace, ['analytics'])
+    assert.equal(dataset.tableName, 'events')
+    assert.deepEqual(dataset.icebergSchema.fields, [
+      { id: 1, name: 'event_id', required: true, type: 'string' },
+      { id: 2, name: 'ts', required: false, type: 'timestamptz' },
+      { id: 3, name: 'user_id', required: false, type: 'long' },
+      {
+        id: 4,
+        name: 'tags',
+        required: false,
+        type: { type: 'list', 'element-id': 5, element: 'string', 'element-required': false },
+      },
+    ])
+    assert.deepEqual(dataset.icebergSpec.fields, [
+      { 'source-id': 2, 'field-id': 1000, name: 'ts_day', transform: 'day' },
+      { 'source-id': 3, 'field-id': 1001, name: 'user_id_bucket', transform: 'bucket[16]' },
+    ])
+  })
+
+  test('takes overrides from FLOE_ environment variables, by key path and by dataset name', () => {
+    const config = parseConfig(base, 'floe.yaml', {
+      FLOE_KAFKA__BROKERS: '127.0.0.1:9093,127.0.0.1:9094',
+      FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '5',
+      FLOE_INGESTION__WAL__DISK_HIGH_WATERMARK_PCT: '70',
+      FLOE_KAFKA__SSL: 'true',
+      FLOE_DATASETS__EVENTS__TOPIC: 'events-v2',
+      FLOE_DATASETS__0__DLQ_TOPIC: 'dead',
+      FLOE_CONFIG: '/ignored/not/an/override.yaml',
+      FLOE_STACK_DIR: '/ignored',
+    })
+    assert.deepEqual(config.kafka.brokers, ['127.0.0.1:9093', '127.0.0.1:9094'])
+    assert.equal(config.ingestion.commitIntervalSeconds, 5)
+    assert.equal(config.ingestion.wal.diskHighWatermarkPct, 70)
+    assert.equal(config.kafka.ssl, true)
+    assert.equal(config.datasets[0]?.topic, 'events-v2')
+    assert.equal(config.datasets[0]?.dlqTopic, 'dead')
+  })
+
+  test('keeps secrets given in the environment out of what it prints', () => {
+    const config = parseConfig(base.replace('type: rest', 'type: rest\n  token: from-file'), 'floe.yaml', {
+      FLOE_KAFKA__SASL__MECHANISM: 'scram-sha-512',
+      FLOE_KAFKA__SASL__USERNAME: 'floe',
+      FLOE_KAFKA__SASL__PASSWORD: 's3cret',
+    })
+    assert.equal(config.kafka.sasl?.password, 's3cret')
+    const printed = JSON.stringify(redact(config))
+    assert.doesNotMatch(printed, /s3cret|from-file/)
+  })
+
+  const refusals: [string, string, NodeJS.ProcessEnv, RegExp][] = [
+    ['a missing section', base.replace(/catalog:\n.*\n.*\n/, ''), {}, /catalog: missing/],
+    ['a typo in a key', base.replace('topic: events', 'topik: events'), {}, /datasets\[0\]\.topik: unknown key/],
+    [
+      'a wrong type',
+      base.replace('dir: /tmp/floe-wal', 'dir: /tmp/w\n    maxFileSizeBytes: big'),
+      {},
+      /ingestion\.wal\.maxFileSizeBytes: .*got string "big"/,
+    ],
+    [
+      'a bad broker address',
+      base.replace('127.0.0.1:9092', 'localhost'),
+      {},
+      /kafka\.brokers\[0\]: expected host:port/,
+    ],
+    ['an unknown catalog type', base.replace('type: rest', 'type: hive'), {}, /catalog\.type/],
+    [
+      'a bad override',
+      base,
+      { FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: 'soon' },
+      /ingestion\.commitIntervalSeconds: .*"soon"/,
+    ],
+    [
+      'an override of a dataset that does not exist',
+      base,
+      { FLOE_DATASETS__CLICKS__TOPIC: 'x' },
+      /FLOE_DATASETS__CLICKS__TOPIC: no dataset named clicks/,
+    ],
+    [
+      'a mapping without a column',
+      base.replace('      tags: tags\n', '      tags: tags\n      extra: x\n'),
+      {},
+      /customMapping\.extra: no such column/,
+    ],
+    ['a column without a mapping', base.replace('      tags: tags\n', ''), {}, /schema\.tags: no JMESPath expression/],
+    [
+      'a broken JMESPath',
+      base.replace('user_id: user.id', 'user_id: user.[id'),
+      {},
+      /customMapping\.user_id: not a JMESPath expression/,
+    ],
+    [
+      'an unknown column type',
+      base.replace('user_id: long', 'user_id: bigint'),
+      {},
+      /schema\.user_id: unknown type 'bigint'/,
+    ],
+    [
+      'a transform on a missing column',
+      base.replace('- day(ts)', '- day(when)'),
+      {},
+      /partitionSpec\[0\]: no such column: when/,
+    ],
+    [
+      'a transform that does not fit the type',
+      base.replace('- day(ts)', '- day(event_id)'),
+      {},
+      /day does not apply to column event_id of type string/,
+    ],
+    [
+      'a bloom filter on a missing column',
+      base.replace('bloomFilterColumns: [user_id]', 'bloomFilterColumns: [uid]'),
+      {},
+      /bloomFilterColumns\[0\]: no such column: uid/,
+    ],
+    [
+      'a table without namespace',
+      base.replace('table: analytics.events', 'table: events'),
+      {},
+      /datasets\[0\]\.table: expected namespace\.table/,
+    ],
+    ['YAML that does not parse', 'kafka: [', {}, /floe\.yaml:\d+:\d+: not valid YAML/],
+  ]
+  for (const [what, text, env, expected] of refusals) {
+    test(`refuses ${what} with the key path and the problem in one line`, () => {
+      assert.match(refusal(text, env), expected)
+    })
+  }
+})
+
+describe('column types', () => {
+  const cases: [string, unknown, boolean][] = [
+    ['long', 'long', false],
+    ['decimal(10, 2)', 'decimal(10, 2)', false],
+    ['DECIMAL(38,0) not null', 'decimal(38, 0)', true],
+    ['fixed[16]', 'fixed[16]', false],
+    [
+      'map<string, list<long>>',
+      {
+        type: 'map',
+        'key-id': 0,
+        key: 'string',
+        'value-id': 0,
+        value: { type: 'list', 'element-id': 0, element: 'long', 'element-required': false },
+        'value-required': false,
+      },
+      false,
+    ],
+    [
+      'struct<id: long, name: string>',
+      {
+        type: 'struct',
+        fields: [
+          { id: 0, name: 'id', required: false, type: 'long' },
+          { id: 0, name: 'name', required: false, type: 'string' },
+        ],
+      },
+      false,
+    ],
+  ]
+  for (const [text, type, required] of cases) {
+    test(`reads '${text}'`, () => {
+      assert.deepEqual(parseColumnType(text, 'c'), { type, required })
+    })
+  }
+  for (const bad of [
+    'decimal(39,0)',
+    'decimal(5,6)',
+    'list<string',
+    'struct<a: int, a: int>',
+    'long maybe',
+    'fixed[0]',
+  ]) {
+    test(`refuses '${bad}'`, () => {
+      assert.throws(
+        () => parseColumnType(bad, 'c'),
+        (e: unknown) => isFloeError(e, 'CONFIG_INVALID'),
+      )
+    })
+  }
+})

@@ -1,0 +1,129 @@
+// What a dataset's configuration means for its table: the Iceberg schema (with field ids), the
+// partition spec, and the column mapping, checked together so that a mistake is refused before
+// anything starts, with the key path in the message.
+import { compile } from '@jmespath-community/jmespath'
+import { FloeError, messageOf } from '../errors.ts'
+import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } from '../iceberg/index.ts'
+import { assignFieldIds, parseColumnType } from './column-types.ts'
+import type { RawDataset } from './schema.ts'
+
+export interface DatasetConfig extends RawDataset {
+  namespace: string[]
+  tableName: string
+  /** The schema Floe creates the table with (field ids from 1). */
+  icebergSchema: Schema
+  /** The partition spec Floe creates the table with (partition field ids from 1000). */
+  icebergSpec: PartitionSpec
+}
+
+// `day(ts)`, `bucket[16](user_id)` or `bucket(16, user_id)` (the second form needs no quotes in
+// a YAML flow list), `truncate[4](name)` or `truncate(4, name)`, or a bare column for identity.
+const transformPattern =
+  /^\s*(?:(identity|year|month|day|hour|void|bucket\[\s*(\d+)\s*\]|truncate\[\s*(\d+)\s*\])\s*\(\s*([^()\s,]+)\s*\)|(bucket|truncate)\s*\(\s*(\d+)\s*,\s*([^()\s,]+)\s*\)|([^()[\]\s,]+))\s*$/
+
+function parseTransform(match: RegExpExecArray): { transform: string; column: string; width: number | undefined } {
+  if (match[5]) return { transform: `${match[5]}[${match[6]}]`, column: match[7] ?? '', width: Number(match[6]) }
+  if (match[1]) {
+    const width = match[2] ?? match[3]
+    const name = match[1].replace(/\[.*$/, '')
+    return {
+      transform: width ? `${name}[${Number(width)}]` : name,
+      column: match[4] ?? '',
+      width: width ? Number(width) : undefined,
+    }
+  }
+  return { transform: 'identity', column: match[8] ?? '', width: undefined }
+}
+
+const suffixes: Record<string, string> = {
+  year: '_year',
+  month: '_month',
+  day: '_day',
+  hour: '_hour',
+  bucket: '_bucket',
+  truncate: '_trunc',
+  void: '_null',
+  identity: '',
+}
+
+const temporal = new Set(['date', 'timestamp', 'timestamptz'])
+const hourly = new Set(['timestamp', 'timestamptz'])
+
+function invalid(path: string, problem: string): never {
+  throw new FloeError('CONFIG_INVALID', `${path}: ${problem}`)
+}
+
+function checkTransform(path: string, transform: string, column: string, type: IcebergType): void {
+  if (typeof type !== 'string') invalid(path, `cannot partition by ${transform} of nested column ${column}`)
+  const name = transform.replace(/\[.*$/, '')
+  const ok =
+    name === 'identity' || name === 'void'
+      ? true
+      : name === 'hour'
+        ? hourly.has(type)
+        : name === 'year' || name === 'month' || name === 'day'
+          ? temporal.has(type)
+          : name === 'bucket'
+            ? !['boolean', 'float', 'double'].includes(type)
+            : /^(int|long|string|binary)$/.test(type) || type.startsWith('decimal')
+  if (!ok) invalid(path, `${transform} does not apply to column ${column} of type ${type}`)
+}
+
+export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
+  const at = `datasets[${index}]`
+  const columns = Object.keys(raw.schema)
+  if (columns.length === 0) invalid(`${at}.schema`, 'name at least one column')
+  for (const column of Object.keys(raw.customMapping)) {
+    if (!(column in raw.schema)) invalid(`${at}.customMapping.${column}`, 'no such column in schema')
+  }
+  for (const column of columns) {
+    if (!(column in raw.customMapping)) invalid(`${at}.schema.${column}`, 'no JMESPath expression in customMapping')
+    try {
+      compile(raw.customMapping[column] ?? '')
+    } catch (error) {
+      invalid(`${at}.customMapping.${column}`, `not a JMESPath expression: ${messageOf(error)}`)
+    }
+  }
+
+  let lastId = 0
+  const next = () => ++lastId
+  const topFields: NestedField[] = columns.map((name) => {
+    const { type, required } = parseColumnType(raw.schema[name] ?? '', `${at}.schema.${name}`)
+    return { id: next(), name, required, type }
+  })
+  const fields = topFields.map((f) => ({ ...f, type: assignFieldIds(f.type, next) }))
+  const icebergSchema: Schema = { type: 'struct', 'schema-id': 0, fields }
+
+  const partitionFields: PartitionField[] = raw.partitionSpec.map((entry, i) => {
+    const path = `${at}.partitionSpec[${i}]`
+    const match = transformPattern.exec(entry)
+    if (!match) invalid(path, `expected transform(column) or a column, got '${entry}'`)
+    const { transform, column, width } = parseTransform(match)
+    const source = fields.find((f) => f.name === column)
+    if (!source) invalid(path, `no such column: ${column}`)
+    if (width !== undefined && width < 1) invalid(path, 'width must be at least 1')
+    checkTransform(path, transform, column, source.type)
+    const name = `${column}${suffixes[transform.replace(/\[.*$/, '')] ?? ''}`
+    return { 'source-id': source.id, 'field-id': 1000 + i, name, transform }
+  })
+  const names = new Set<string>()
+  for (const [i, field] of partitionFields.entries()) {
+    if (names.has(field.name)) invalid(`${at}.partitionSpec[${i}]`, `partition field ${field.name} appears twice`)
+    names.add(field.name)
+  }
+
+  for (const [i, column] of raw.bloomFilterColumns.entries()) {
+    const field = fields.find((f) => f.name === column)
+    if (!field) invalid(`${at}.bloomFilterColumns[${i}]`, `no such column: ${column}`)
+    if (typeof field.type !== 'string') invalid(`${at}.bloomFilterColumns[${i}]`, `${column} is nested`)
+  }
+
+  const parts = raw.table.split('.')
+  return {
+    ...raw,
+    namespace: parts.slice(0, -1),
+    tableName: parts.at(-1) ?? raw.table,
+    icebergSchema,
+    icebergSpec: { 'spec-id': 0, fields: partitionFields },
+  }
+}

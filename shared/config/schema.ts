@@ -1,0 +1,153 @@
+// The shape of floe.yaml (the operator's contract, README "Configuration"), with its defaults.
+// Cross-field rules of a dataset (mapping columns = schema columns, transforms on known columns)
+// live in ./datasets.ts.
+import { z } from 'zod'
+
+const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port')
+
+/** A list may also be written as one comma-separated string (handy in environment overrides). */
+function list<T extends z.ZodType>(item: T) {
+  return z.preprocess(
+    (value) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : value,
+    z.array(item),
+  )
+}
+
+// Environment overrides arrive as strings; numbers and booleans written there are read as such.
+const numeric = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : v)
+const boolish = (v: unknown) => (v === 'true' ? true : v === 'false' ? false : v)
+const boolean = () => z.preprocess(boolish, z.boolean())
+const positive = z.preprocess(numeric, z.number().positive())
+const positiveInt = z.preprocess(numeric, z.number().int().positive())
+
+export const kafkaSchema = z
+  .object({
+    brokers: list(hostPort).pipe(z.array(hostPort).min(1, 'name at least one broker')),
+    clientId: z.string().min(1).default('floe'),
+    groupPrefix: z.string().min(1).default('floe'),
+    controlTopic: z.string().min(1).default('floe-control'),
+    sasl: z
+      .object({
+        mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+        username: z.string().min(1),
+        password: z.string().min(1, 'set it with FLOE_KAFKA__SASL__PASSWORD'),
+      })
+      .strict()
+      .optional(),
+    ssl: boolean().default(false),
+    /** Where a partition the table has never seen starts when the group has no committed offset. */
+    autoOffsetReset: z.enum(['earliest', 'latest']).default('earliest'),
+  })
+  .strict()
+
+export const catalogSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('rest'),
+      uri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+      warehouse: z.string().min(1).optional(),
+      /** Bearer token, from FLOE_CATALOG__TOKEN. */
+      token: z.string().min(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('sql'),
+      path: z.string().min(1, 'the SQLite file of the catalog'),
+      name: z.string().min(1).default('floe'),
+      warehouse: z.string().min(1, 'the warehouse location new tables go under'),
+    })
+    .strict(),
+])
+
+export const storageSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('local') }).strict(),
+    z
+      .object({
+        type: z.literal('azure'),
+        azure: z
+          .object({
+            connectionString: z.string().min(1, 'set it with FLOE_STORAGE__AZURE__CONNECTION_STRING'),
+            container: z.string().min(1),
+          })
+          .strict(),
+      })
+      .strict(),
+  ])
+  .default({ type: 'local' })
+
+export const walSchema = z
+  .object({
+    dir: z.string().min(1),
+    maxFileSizeBytes: positiveInt.default(64 * 1024 * 1024),
+    maxFileAgeMinutes: positive.default(5),
+    maxOpenSegmentsPerPartition: positiveInt.default(256),
+    diskHighWatermarkPct: z.preprocess(numeric, z.number().gt(5).lte(100)).default(80),
+    /** How often open segments are checked for age. */
+    idleCheckSeconds: positive.default(30),
+    /** How often the uploader looks for ready segments. */
+    uploadScanSeconds: positive.default(5),
+    /** Pause consuming while this many bytes of ready segments wait for upload. */
+    maxPendingUploadBytes: positiveInt.default(1024 * 1024 * 1024),
+    /** Pause consuming while open segments hold this much memory. */
+    maxOpenSegmentMemoryBytes: positiveInt.default(512 * 1024 * 1024),
+    compression: z.enum(['zstd', 'snappy', 'gzip', 'lz4', 'none']).default('zstd'),
+  })
+  .strict()
+
+export const ingestionSchema = z
+  .object({
+    commitIntervalSeconds: positive.default(20),
+    commitTimeoutSeconds: positive.default(30),
+    drainTimeoutSeconds: positive.default(96),
+    /** A record larger than this goes to the dead-letter topic. */
+    maxRecordBytes: positiveInt.default(1024 * 1024),
+    wal: walSchema,
+  })
+  .strict()
+
+export const datasetSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
+    topic: z.string().min(1),
+    table: z.string().regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table'),
+    customMapping: z.record(z.string(), z.string().min(1)),
+    schema: z.record(z.string(), z.string().min(1)),
+    partitionSpec: z.array(z.string()).default([]),
+    bloomFilterColumns: z.array(z.string()).default([]),
+    dlqTopic: z.string().min(1).optional(),
+    /** How epoch numbers in timestamp columns are read. */
+    timestampUnit: z.enum(['seconds', 'milliseconds', 'microseconds']).default('milliseconds'),
+    /** Extra table properties for a table Floe creates. */
+    tableProperties: z.record(z.string(), z.string()).default({}),
+  })
+  .strict()
+
+export const configSchema = z
+  .object({
+    kafka: kafkaSchema,
+    catalog: catalogSchema,
+    storage: storageSchema,
+    ingestion: ingestionSchema,
+    datasets: z.array(datasetSchema).min(1, 'configure at least one dataset'),
+    metrics: z
+      .object({ port: z.preprocess(numeric, z.number().int().min(0).max(65535)).default(9464) })
+      .strict()
+      .default({ port: 9464 }),
+    log: z
+      .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') })
+      .strict()
+      .default({ level: 'info' }),
+  })
+  .strict()
+
+export type FloeConfigInput = z.input<typeof configSchema>
+export type RawConfig = z.output<typeof configSchema>
+export type RawDataset = z.output<typeof datasetSchema>
