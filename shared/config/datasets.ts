@@ -4,6 +4,7 @@
 import { compile } from '@jmespath-community/jmespath'
 import { FloeError, messageOf } from '../errors.ts'
 import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } from '../iceberg/index.ts'
+import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
 import type { RawDataset } from './schema.ts'
 
@@ -21,7 +22,7 @@ export interface DatasetConfig extends RawDataset {
 const transformPattern =
   /^\s*(?:(identity|year|month|day|hour|void|bucket\[\s*(\d+)\s*\]|truncate\[\s*(\d+)\s*\])\s*\(\s*([^()\s,]+)\s*\)|(bucket|truncate)\s*\(\s*(\d+)\s*,\s*([^()\s,]+)\s*\)|([^()[\]\s,]+))\s*$/
 
-function parseTransform(match: RegExpExecArray): { transform: string; column: string; width: number | undefined } {
+function parsePartitionEntry(match: RegExpExecArray): { transform: string; column: string; width: number | undefined } {
   if (match[5]) return { transform: `${match[5]}[${match[6]}]`, column: match[7] ?? '', width: Number(match[6]) }
   if (match[1]) {
     const width = match[2] ?? match[3]
@@ -46,27 +47,15 @@ const suffixes: Record<string, string> = {
   identity: '',
 }
 
-const temporal = new Set(['date', 'timestamp', 'timestamptz'])
-const hourly = new Set(['timestamp', 'timestamptz'])
-
 function invalid(path: string, problem: string): never {
   throw new FloeError('CONFIG_INVALID', `${path}: ${problem}`)
 }
 
 function checkTransform(path: string, transform: string, column: string, type: IcebergType): void {
   if (typeof type !== 'string') invalid(path, `cannot partition by ${transform} of nested column ${column}`)
-  const name = transform.replace(/\[.*$/, '')
-  const ok =
-    name === 'identity' || name === 'void'
-      ? true
-      : name === 'hour'
-        ? hourly.has(type)
-        : name === 'year' || name === 'month' || name === 'day'
-          ? temporal.has(type)
-          : name === 'bucket'
-            ? !['boolean', 'float', 'double'].includes(type)
-            : /^(int|long|string|binary)$/.test(type) || type.startsWith('decimal')
-  if (!ok) invalid(path, `${transform} does not apply to column ${column} of type ${type}`)
+  if (!canTransform(parseTransform(transform), type)) {
+    invalid(path, `${transform} does not apply to column ${column} of type ${type}`)
+  }
 }
 
 export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
@@ -98,7 +87,7 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
     const path = `${at}.partitionSpec[${i}]`
     const match = transformPattern.exec(entry)
     if (!match) invalid(path, `expected transform(column) or a column, got '${entry}'`)
-    const { transform, column, width } = parseTransform(match)
+    const { transform, column, width } = parsePartitionEntry(match)
     const source = fields.find((f) => f.name === column)
     if (!source) invalid(path, `no such column: ${column}`)
     if (width !== undefined && width < 1) invalid(path, 'width must be at least 1')
