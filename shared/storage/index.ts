@@ -1,0 +1,12 @@
+// Object storage keyed by Iceberg location URIs: the local filesystem (file://) and Azure Blob
+// (abfs[s]://container@account.dfs.core.windows.net/...), chosen by scheme. Files not re-exported
+// here are internal to shared/storage.
+export { type AzureBlobConfig, AzureBlobStorage, type AzureLocation, parseAzureLocation } from './azure.ts'
+export { LocalFileStorage, localPath } from './local.ts'
+export {
+  type ObjectStorage,
+  type StorageCallOptions,
+  type StoredObject,
+  schemeOf,
+} from './object-storage.ts'
+export { RoutedStorage, type StorageConfig, storageFor } from './routing.ts'

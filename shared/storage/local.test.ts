@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { isFloeError } from '../errors.ts'
+import { LocalFileStorage, localPath, RoutedStorage, schemeOf, storageFor } from './index.ts'
+
+let root: string
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'floe-storage-'))
+})
+after(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+const text = (data: Uint8Array) => new TextDecoder().decode(data)
+
+describe('localPath', () => {
+  const cases = [
+    { location: 'file:///w/t/data/a.parquet', path: '/w/t/data/a.parquet' },
+    { location: 'file:/w/t/metadata/00000-x.metadata.json', path: '/w/t/metadata/00000-x.metadata.json' },
+    { location: 'file://localhost/w/t', path: '/w/t' },
+    { location: '/w/t', path: '/w/t' },
+    { location: 'file:///w/with space/%20', path: '/w/with space/%20' },
+  ]
+  for (const { location, path } of cases) {
+    test(`maps ${location} to ${path}`, () => assert.equal(localPath(location), path))
+  }
+
+  for (const location of ['abfs://c@a.dfs.core.windows.net/x', 'file://otherhost/x', 'file:relative/x', 'relative/x']) {
+    test(`refuses ${location}`, () => {
+      assert.throws(
+        () => localPath(location),
+        (e) => isFloeError(e, 'CONFIG_INVALID'),
+      )
+    })
+  }
+})
+
+describe('LocalFileStorage', () => {
+  const storage = new LocalFileStorage()
+
+  test('puts an object under missing directories and gets it back', async () => {
+    const location = `file://${root}/a/b/c/one.json`
+    await storage.put(location, bytes('{"v":1}'))
+    assert.equal(text(await storage.get(location)), '{"v":1}')
+    assert.equal(await storage.exists(location), true)
+  })
+
+  test('replaces an object on a repeated put and leaves no temporary file', async () => {
+    const location = `file://${root}/replace/x.bin`
+    await storage.put(location, bytes('first, longer content'))
+    await storage.put(location, bytes('second'))
+    assert.equal(text(await storage.get(location)), 'second')
+    assert.deepEqual(await readdir(join(root, 'replace')), ['x.bin'])
+  })
+
+  test('streams a local file in with putFile', async () => {
+    const source = join(root, 'source.parquet')
+    const content = Buffer.alloc(3 * 1024 * 1024, 7)
+    await writeFile(source, content)
+    const location = `file:${root}/upload/data/f.parquet`
+    await storage.putFile(location, source)
+    assert.deepEqual(Buffer.from(await storage.get(location)), content)
+  })
+
+  test('says STORAGE_NOT_FOUND for a missing object and false for exists', async () => {
+    await assert.rejects(storage.get(`file://${root}/nothing`), (e) => isFloeError(e, 'STORAGE_NOT_FOUND'))
+    assert.equal(await storage.exists(`file://${root}/nothing`), false)
+    assert.equal(await storage.exists(`file://${root}/a`), false, 'a directory is not an object')
+  })
+
+  test('deletes an object and says whether there was one', async () => {
+    const location = `file://${root}/delete/me`
+    await storage.put(location, bytes('x'))
+    assert.equal(await storage.delete(location), true)
+    assert.equal(await storage.delete(location), false)
+    assert.equal(await storage.exists(location), false)
+  })
+
+  test('lists every object under a prefix, in the prefix URI form, with sizes', async () => {
+    const prefix = `file://${root}/list/t/`
+    await storage.put(`${prefix}data/b.parquet`, bytes('bb'))
+    await storage.put(`${prefix}data/a.parquet`, bytes('a'))
+    await storage.put(`${prefix}metadata/v.json`, bytes('vvv'))
+    await storage.put(`file://${root}/list/tother/x`, bytes('x'))
+    const listed = []
+    for await (const object of storage.list(prefix)) listed.push(object)
+    assert.deepEqual(listed, [
+      { location: `${prefix}data/a.parquet`, size: 1 },
+      { location: `${prefix}data/b.parquet`, size: 2 },
+      { location: `${prefix}metadata/v.json`, size: 3 },
+    ])
+    const partial = []
+    for await (const object of storage.list(`file:${root}/list/t`)) partial.push(object.location)
+    assert.equal(partial.length, 4, 'a prefix without a slash also matches its siblings')
+    assert.ok(partial.every((l) => l.startsWith(`file:${root}/list/t`)))
+  })
+
+  test('lists nothing under a prefix that does not exist', async () => {
+    const listed = []
+    for await (const object of storage.list(`file://${root}/none/`)) listed.push(object)
+    assert.deepEqual(listed, [])
+  })
+
+  test('rejects with the AbortError when the caller aborts', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    await assert.rejects(storage.put(`file://${root}/aborted`, bytes('x'), { signal: controller.signal }), {
+      name: 'AbortError',
+    })
+    assert.equal(await storage.exists(`file://${root}/aborted`), false)
+  })
+})
+
+describe('storage routing', () => {
+  const schemes = [
+    { location: 'file:///x', scheme: 'file' },
+    { location: '/x', scheme: 'file' },
+    { location: 'ABFSS://c@a.dfs.core.windows.net/x', scheme: 'abfss' },
+    { location: 's3://b/x', scheme: 's3' },
+  ]
+  for (const { location, scheme } of schemes) {
+    test(`reads the scheme of ${location} as ${scheme}`, () => assert.equal(schemeOf(location), scheme))
+  }
+
+  test('picks local storage for file locations', () => {
+    assert.ok(storageFor('file:///x') instanceof LocalFileStorage)
+  })
+
+  test('refuses an Azure location without Azure configuration, and S3 for now', () => {
+    assert.throws(
+      () => storageFor('abfs://c@a.dfs.core.windows.net/x'),
+      (e) => isFloeError(e, 'CONFIG_INVALID'),
+    )
+    assert.throws(
+      () => storageFor('s3://bucket/x'),
+      (e) => isFloeError(e, 'CONFIG_INVALID'),
+    )
+  })
+
+  test('routes each call by its location', async () => {
+    const routed = new RoutedStorage()
+    await routed.put(`file://${root}/routed/x`, bytes('r'))
+    assert.equal(text(await routed.get(`${root}/routed/x`)), 'r')
+  })
+})

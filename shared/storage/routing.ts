@@ -1,0 +1,90 @@
+// Picks the storage for a location by its scheme. One place knows the schemes, so S3 is one more
+// case here and one more file beside azure.ts.
+import { FloeError } from '../errors.ts'
+import { type AzureBlobConfig, AzureBlobStorage } from './azure.ts'
+import { LocalFileStorage } from './local.ts'
+import { type ObjectStorage, type StorageCallOptions, type StoredObject, schemeOf } from './object-storage.ts'
+
+export interface StorageConfig {
+  azure?: AzureBlobConfig
+}
+
+type Backend = 'local' | 'azure'
+
+function backendFor(location: string): Backend {
+  const scheme = schemeOf(location)
+  switch (scheme) {
+    case 'file':
+      return 'local'
+    case 'abfs':
+    case 'abfss':
+    case 'wasb':
+    case 'wasbs':
+      return 'azure'
+    default:
+      throw new FloeError('CONFIG_INVALID', `no storage for ${scheme || 'scheme-less'} locations (${location})`, {
+        details: { location, scheme },
+      })
+  }
+}
+
+function create(backend: Backend, config: StorageConfig): ObjectStorage {
+  if (backend === 'local') return new LocalFileStorage()
+  if (config.azure === undefined) {
+    throw new FloeError('CONFIG_INVALID', 'an Azure location needs storage.azure to be configured')
+  }
+  return new AzureBlobStorage(config.azure)
+}
+
+/** The storage implementation for this location's scheme. */
+export function storageFor(location: string, config: StorageConfig = {}): ObjectStorage {
+  return create(backendFor(location), config)
+}
+
+/**
+ * One ObjectStorage over every configured scheme: each call goes to the implementation for its
+ * location's scheme, each made once, on first use. What a catalog or writer that meets locations
+ * of more than one kind should hold.
+ */
+export class RoutedStorage implements ObjectStorage {
+  readonly #config: StorageConfig
+  readonly #backends = new Map<Backend, ObjectStorage>()
+
+  constructor(config: StorageConfig = {}) {
+    this.#config = config
+  }
+
+  #for(location: string): ObjectStorage {
+    const backend = backendFor(location)
+    let storage = this.#backends.get(backend)
+    if (storage === undefined) {
+      storage = create(backend, this.#config)
+      this.#backends.set(backend, storage)
+    }
+    return storage
+  }
+
+  put(location: string, bytes: Uint8Array, options?: StorageCallOptions): Promise<void> {
+    return this.#for(location).put(location, bytes, options)
+  }
+
+  putFile(location: string, localPath: string, options?: StorageCallOptions): Promise<void> {
+    return this.#for(location).putFile(location, localPath, options)
+  }
+
+  get(location: string, options?: StorageCallOptions): Promise<Uint8Array> {
+    return this.#for(location).get(location, options)
+  }
+
+  exists(location: string): Promise<boolean> {
+    return this.#for(location).exists(location)
+  }
+
+  delete(location: string): Promise<boolean> {
+    return this.#for(location).delete(location)
+  }
+
+  list(prefix: string): AsyncIterable<StoredObject> {
+    return this.#for(prefix).list(prefix)
+  }
+}
