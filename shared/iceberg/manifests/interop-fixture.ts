@@ -1,0 +1,126 @@
+// Test support for the interoperability tests (pyiceberg and Iceberg Java): one snapshot's manifest
+// list with a new manifest of every partition type and a merged manifest, written to a directory.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { PartitionSpec, StructValue } from '../types.ts'
+import {
+  type ContentFile,
+  ManifestEntryStatus,
+  manifestFileOf,
+  mergeManifests,
+  type WrittenManifest,
+  writeManifest,
+  writeManifestList,
+} from './index.ts'
+import { dataFile, daySpec, serializeBoundForTests, tableSchema } from './testing.ts'
+
+export const snapshotId = 3051729675574597004n
+export const parentSnapshotId = 3051729675574597003n
+export const earlierSnapshotId = 3051729675574597002n
+
+export const widePartition: StructValue = {
+  ts_day: 19_723,
+  ts_hour: 473_352,
+  category: 'ünïcode ✓',
+  id_bucket: 7,
+  id: -9_223_372_036_854_775_808n,
+  amount: -12_345n,
+  device: Uint8Array.from(Buffer.from('123e4567e89b12d3a456426614174000', 'hex')),
+  flag: true,
+  payload_trunc: Uint8Array.of(0xff, 0x00),
+  score: 2.5,
+  code: Uint8Array.of(1, 2, 3, 4),
+  'meta.region': 'eu-west',
+  ts: 1_704_067_200_000_000n,
+}
+
+export function fullFile(spec: PartitionSpec): ContentFile {
+  const partition = Object.fromEntries(spec.fields.map((f) => [f.name, widePartition[f.name] ?? null]))
+  return {
+    ...dataFile(1, partition, spec['spec-id']),
+    columnSizes: new Map([
+      [1, 123n],
+      [2, 9_007_199_254_740_993n],
+    ]),
+    valueCounts: new Map([[1, 10n]]),
+    nullValueCounts: new Map([[2, 0n]]),
+    nanValueCounts: new Map([[9, 1n]]),
+    lowerBounds: new Map([[1, Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0)]]),
+    upperBounds: new Map([[3, new TextEncoder().encode('zz')]]),
+    splitOffsets: [4n, 2_048n], // ascending and below the file size, else Java drops them
+    sortOrderId: 0,
+  }
+}
+
+export interface SnapshotFiles {
+  uri(name: string): string
+  listUri: string
+  wide: WrittenManifest
+  merged: WrittenManifest
+}
+
+/**
+ * Snapshot `snapshotId` (sequence number 7): `wide.avro` adds a file with every value of `spec`
+ * and one with only nulls; `merged.avro` holds this snapshot's delete of f5 and, as EXISTING, the
+ * two files an earlier snapshot (sequence number 5) added.
+ */
+export function writeSnapshotFiles(dir: string, spec: PartitionSpec): SnapshotFiles {
+  const uri = (name: string) => pathToFileURL(join(dir, name)).href
+  const wide = writeManifest({
+    schema: tableSchema,
+    spec,
+    formatVersion: 2,
+    content: 'data',
+    snapshotId,
+    serializeBound: serializeBoundForTests,
+    entries: [
+      { status: ManifestEntryStatus.ADDED, dataFile: fullFile(spec) },
+      {
+        status: ManifestEntryStatus.ADDED,
+        dataFile: dataFile(2, Object.fromEntries(spec.fields.map((f) => [f.name, null])), spec['spec-id']),
+      },
+    ],
+  })
+  const day = (n: number) => dataFile(n, { ts_day: 19_000 + n, category: `c${n}` })
+  const write = (id: bigint, entries: Parameters<typeof writeManifest>[0]['entries']) =>
+    writeManifest({
+      schema: tableSchema,
+      spec: daySpec,
+      formatVersion: 2,
+      content: 'data',
+      snapshotId: id,
+      serializeBound: serializeBoundForTests,
+      entries,
+    })
+  const earlier = write(earlierSnapshotId, [
+    { status: ManifestEntryStatus.ADDED, dataFile: day(3) },
+    { status: ManifestEntryStatus.ADDED, dataFile: day(4) },
+  ])
+  const own = write(snapshotId, [
+    { status: ManifestEntryStatus.DELETED, snapshotId, sequenceNumber: 2n, fileSequenceNumber: 3n, dataFile: day(5) },
+  ])
+  const merged = mergeManifests({
+    schema: tableSchema,
+    spec: daySpec,
+    snapshotId,
+    serializeBound: serializeBoundForTests,
+    manifests: [
+      { manifest: manifestFileOf(own, uri('own.avro')), bytes: own.bytes },
+      {
+        manifest: { ...manifestFileOf(earlier, uri('earlier.avro')), sequenceNumber: 5n, minSequenceNumber: 5n },
+        bytes: earlier.bytes,
+      },
+    ],
+  })
+  writeFileSync(join(dir, 'wide.avro'), wide.bytes)
+  writeFileSync(join(dir, 'merged.avro'), merged.bytes)
+  const list = writeManifestList({
+    snapshotId,
+    parentSnapshotId,
+    sequenceNumber: 7n,
+    manifests: [manifestFileOf(wide, uri('wide.avro')), manifestFileOf(merged, uri('merged.avro'))],
+  })
+  writeFileSync(join(dir, 'snap.avro'), list)
+  return { uri, listUri: uri('snap.avro'), wide, merged }
+}
