@@ -2,6 +2,7 @@
 // worker exists it offers help and version only.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { runValidate } from './validate.ts'
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -20,7 +21,7 @@ options:
   -h, --help          show this help
   -v, --version       print the version`
 
-export function main(argv: string[]): number {
+export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -40,7 +41,9 @@ export function main(argv: string[]): number {
     console.log(usage)
     return values.help ? 0 : 2
   }
-  if (['run', 'observe', 'status', 'validate'].includes(command)) {
+  const configPath = typeof values.config === 'string' ? values.config : undefined
+  if (command === 'validate') return runValidate(configPath)
+  if (['run', 'observe', 'status'].includes(command)) {
     console.error(`floe ${command}: not built yet in this version`)
     return 70
   }
@@ -48,4 +51,14 @@ export function main(argv: string[]): number {
   return 2
 }
 
-process.exitCode = main(process.argv.slice(2))
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code
+    },
+    (error: unknown) => {
+      console.error(`floe: ${error instanceof Error ? error.message : String(error)}`)
+      process.exitCode = 1
+    },
+  )
+}
