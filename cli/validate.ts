@@ -3,7 +3,7 @@
 // non-zero when any check fails, naming the server and the problem (never a stack trace).
 import { type Catalog, openCatalog } from '../shared/catalog/index.ts'
 import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
-import { FloeError, messageOf } from '../shared/errors.ts'
+import { FloeError, messageOf } from '../shared/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
 import { RoutedStorage } from '../shared/storage/index.ts'
 

@@ -24,7 +24,11 @@ export interface VerifyResult {
   table: string
   metadataLocation: string
   rows: number
+  /** Files the scan plans (after --filter pruning). */
   files: number
+  /** Data files of the current snapshot, and how many carry lower and upper bounds. */
+  dataFiles: number
+  filesWithBounds: number
   schema: string
   spec: string
   snapshots: { id: string; summary: Record<string, string> }[]

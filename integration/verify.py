@@ -80,11 +80,14 @@ def main():
 
     scan = table.scan(row_filter=args.filter) if args.filter else table.scan()
     arrow = scan.to_arrow()
+    all_files = [task.file for task in table.scan().plan_files()]
     result = {
         "table": args.table,
         "metadataLocation": table.metadata_location,
         "rows": arrow.num_rows,
         "files": len(list(scan.plan_files())),
+        "dataFiles": len(all_files),
+        "filesWithBounds": sum(1 for f in all_files if f.lower_bounds and f.upper_bounds),
         "schema": str(table.schema()),
         "spec": str(table.spec()),
         "snapshots": [

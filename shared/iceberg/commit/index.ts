@@ -1,0 +1,11 @@
+// Committing to an Iceberg table: one atomic append per call, with the re-check, conflict and
+// unknown-outcome handling of DESIGN.md's invariants. Files not re-exported here are internal.
+export {
+  type AppendContent,
+  type AppendRequest,
+  type AppendResult,
+  appendFiles,
+  findCommittedSnapshot,
+} from './append.ts'
+export { backoffMs, type RetryPolicy, retryPolicy } from './retry.ts'
+export { appendSummary } from './summary.ts'

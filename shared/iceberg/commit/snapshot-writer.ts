@@ -1,0 +1,141 @@
+// Writes what a new append snapshot needs before the catalog sees it: the manifest of the new
+// files, merged manifests when the table holds many small ones, and the manifest list. Object
+// names carry fresh UUIDs, so an attempt that loses never overwrites what another wrote.
+import { randomUUID } from 'node:crypto'
+import type { ObjectStorage } from '../../storage/index.ts'
+import {
+  ManifestEntryStatus,
+  type ManifestFile,
+  manifestFileOf,
+  manifestMergePolicy,
+  mergeManifests,
+  planManifestMerge,
+  readManifestList,
+  writeManifest,
+  writeManifestList,
+} from '../manifests/index.ts'
+import {
+  currentSchema,
+  defaultSpec,
+  metadataDirectory,
+  nextSequenceNumber,
+  refSnapshotId,
+  type Snapshot,
+  snapshotById,
+  specById,
+  type TableMetadata,
+} from '../metadata/index.ts'
+import type { DataFile, PrimitiveType } from '../types.ts'
+import { toBinarySingleValue } from '../values/index.ts'
+import { appendSummary } from './summary.ts'
+
+const serializeBound = (type: PrimitiveType, value: Parameters<typeof toBinarySingleValue>[1]) =>
+  toBinarySingleValue(type, value)
+
+export interface NewFilesManifest {
+  /** The files it lists, to know whether a retry can reuse it. */
+  files: readonly DataFile[]
+  manifest: ManifestFile
+}
+
+/** Writes the manifest of the files this append adds (entries ADDED, tracking fields inherited). */
+export async function writeNewFilesManifest(
+  storage: ObjectStorage,
+  metadata: TableMetadata,
+  snapshotId: bigint,
+  files: readonly DataFile[],
+): Promise<NewFilesManifest> {
+  const spec = defaultSpec(metadata)
+  for (const file of files) {
+    if (file.specId !== spec['spec-id']) {
+      throw new TypeError(`data file ${file.filePath} follows spec ${file.specId}, the table's is ${spec['spec-id']}`)
+    }
+  }
+  const written = writeManifest({
+    schema: currentSchema(metadata),
+    spec,
+    formatVersion: 2,
+    content: 'data',
+    snapshotId,
+    entries: files.map((dataFile) => ({ status: ManifestEntryStatus.ADDED, dataFile })),
+    serializeBound,
+  })
+  const location = `${metadataDirectory(metadata)}/${randomUUID()}-m0.avro`
+  await storage.put(location, written.bytes)
+  return { files, manifest: manifestFileOf(written, location) }
+}
+
+export interface SnapshotToCommit {
+  snapshot: Snapshot
+  /** Objects written for this attempt only (merged manifests, the list), to delete if it loses. */
+  attemptObjects: string[]
+}
+
+/**
+ * Builds the snapshot of an append on top of the current `main` of `metadata`: lists the new
+ * manifest with the parent's manifests, merging small ones as the table's
+ * `commit.manifest.*` properties say, and writes the manifest list.
+ */
+export async function writeAppendSnapshot(input: {
+  storage: ObjectStorage
+  metadata: TableMetadata
+  snapshotId: bigint
+  newFiles: NewFilesManifest
+  summary: Readonly<Record<string, string>>
+  attempt: number
+  now: number
+}): Promise<SnapshotToCommit> {
+  const { storage, metadata, snapshotId, newFiles } = input
+  const parentId = refSnapshotId(metadata)
+  const parent = parentId === null ? undefined : snapshotById(metadata, parentId)
+  const sequenceNumber = nextSequenceNumber(metadata)
+  const parentManifests = parent ? readManifestList(await storage.get(parent['manifest-list'])).manifests : []
+
+  const attemptObjects: string[] = []
+  const plan = planManifestMerge({
+    manifests: [newFiles.manifest, ...parentManifests],
+    snapshotId,
+    policy: manifestMergePolicy(metadata.properties),
+  })
+  const manifests: ManifestFile[] = []
+  for (const step of plan.steps) {
+    if (step.action === 'keep') {
+      manifests.push(step.manifest)
+      continue
+    }
+    const spec = specById(metadata, step.partitionSpecId)
+    if (!spec) throw new TypeError(`manifest of unknown partition spec ${step.partitionSpecId}`)
+    const merged = mergeManifests({
+      schema: currentSchema(metadata),
+      spec,
+      snapshotId,
+      manifests: await Promise.all(
+        step.manifests.map(async (manifest) => ({ manifest, bytes: await storage.get(manifest.manifestPath) })),
+      ),
+      serializeBound,
+    })
+    const location = `${metadataDirectory(metadata)}/${randomUUID()}-m${manifests.length}.avro`
+    await storage.put(location, merged.bytes)
+    attemptObjects.push(location)
+    manifests.push(manifestFileOf(merged, location))
+  }
+
+  const listLocation = `${metadataDirectory(metadata)}/snap-${snapshotId}-${input.attempt}-${randomUUID()}.avro`
+  await storage.put(
+    listLocation,
+    writeManifestList({ snapshotId, parentSnapshotId: parentId, sequenceNumber, manifests }),
+  )
+  attemptObjects.push(listLocation)
+
+  const summary = appendSummary(newFiles.files, parent?.summary, input.summary)
+  const snapshot: Snapshot = {
+    'snapshot-id': snapshotId,
+    ...(parentId === null ? {} : { 'parent-snapshot-id': parentId }),
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': Math.max(input.now, metadata['last-updated-ms']),
+    'manifest-list': listLocation,
+    summary: { operation: 'append', ...summary },
+    'schema-id': metadata['current-schema-id'],
+  }
+  return { snapshot, attemptObjects }
+}
