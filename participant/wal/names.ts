@@ -1,0 +1,77 @@
+// The WAL's file names. They carry everything recovery needs without opening a file: which Kafka
+// partition, which offset range and which segment UUID. Topic names may contain `_`, `-` and `.`,
+// so names are parsed from the right, where every part has a fixed shape.
+
+import { join } from 'node:path'
+
+/** `<wal.dir>/<dataset>/<topic>-<partition>`: one folder per assigned Kafka partition of a dataset. */
+export function partitionLogDirectory(walDir: string, dataset: string, topic: string, partition: number): string {
+  return join(walDir, dataset, `${topic}-${partition}`)
+}
+
+export type WalFileKind = 'active' | 'ready-parquet' | 'ready-json' | 'temporary'
+
+export interface WalFileName {
+  kind: WalFileKind
+  topic: string
+  partition: number
+  uuid: string
+  /** Ready files (and their temporaries) only. */
+  start?: bigint
+  end?: bigint
+}
+
+const uuidShape = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+const activePattern = new RegExp(`^active_(.+)_(\\d+)_(${uuidShape})\\.parquet$`)
+const readyPattern = new RegExp(`^ready_(.+)_(\\d+)_(\\d+)-(\\d+)_(${uuidShape})\\.(parquet|json|json\\.tmp)$`)
+
+export function activeFileName(topic: string, partition: number, uuid: string): string {
+  return `active_${topic}_${partition}_${uuid}.parquet`
+}
+
+export function readyFileName(
+  topic: string,
+  partition: number,
+  start: bigint,
+  end: bigint,
+  uuid: string,
+  extension: 'parquet' | 'json',
+): string {
+  return `ready_${topic}_${partition}_${start}-${end}_${uuid}.${extension}`
+}
+
+/** Where a sidecar's rewrite is staged before it is renamed over the sidecar. */
+export function temporaryFileName(jsonFileName: string): string {
+  return `${jsonFileName}.tmp`
+}
+
+/** The parts of a WAL file name, or undefined for a name the WAL does not make. */
+export function parseWalFileName(name: string): WalFileName | undefined {
+  const active = activePattern.exec(name)
+  if (active) {
+    const partition = kafkaPartition(active[2] as string)
+    if (partition === undefined) return undefined
+    return { kind: 'active', topic: active[1] as string, partition, uuid: active[3] as string }
+  }
+  const ready = readyPattern.exec(name)
+  if (!ready) return undefined
+  const partition = kafkaPartition(ready[2] as string)
+  const start = offset(ready[3] as string)
+  const end = offset(ready[4] as string)
+  // a rotation with files always holds at least one record, so its range is never empty
+  if (partition === undefined || start === undefined || end === undefined || start >= end) return undefined
+  const extension = ready[6]
+  const kind = extension === 'parquet' ? 'ready-parquet' : extension === 'json' ? 'ready-json' : 'temporary'
+  return { kind, topic: ready[1] as string, partition, uuid: ready[5] as string, start, end }
+}
+
+function kafkaPartition(digits: string): number | undefined {
+  const value = Number(digits)
+  return Number.isSafeInteger(value) && String(value) === digits ? value : undefined
+}
+
+/** Only the canonical digits the WAL writes, so one range has one spelling. */
+function offset(digits: string): bigint | undefined {
+  const value = BigInt(digits)
+  return String(value) === digits ? value : undefined
+}

@@ -1,0 +1,176 @@
+// Which WAL files of one Kafka partition survive a restart, decided from their names and the
+// table's next offset alone (DESIGN.md, "Recovery at start"). Pure, so every crash point is a
+// table-driven test.
+//
+// Beyond the design's four rules, the plan treats a rotation as one unit: all segments of one
+// rotation share `<start>-<end>`, and a rotation is reusable only if every one of its segments
+// has both files. A `.parquet` without its `.json` (or the reverse) means the rotation was cut
+// short (a crash between the sidecars and the renames) or its deletion was (sidecars are deleted
+// first, see durable.ts); its surviving siblings would then stand for the range with rows
+// missing, so the whole rotation goes. Kept rotations must chain from the table's offset without
+// a gap or an overlap; the first that does not ends the chain, and everything after it goes.
+import { parseWalFileName } from './names.ts'
+
+export type RecoveryDeletionReason =
+  /** An open segment: no footer, never reported. */
+  | 'active'
+  /** A sidecar rewrite staged and never renamed into place. */
+  | 'temporary'
+  /** A `.parquet` without its `.json`, or the reverse. */
+  | 'orphan'
+  /** A whole segment of a rotation that lost another segment's file. */
+  | 'incomplete-rotation'
+  /** `end <= tableOffset`: the table already holds these records. */
+  | 'behind-table'
+  /** `start < tableOffset < end`: part of it is committed, so it cannot be reported again. */
+  | 'straddles-table'
+  /** Starts after where the chain of kept rotations ends. */
+  | 'gap'
+  /** Starts inside the chain of kept rotations. */
+  | 'overlap'
+  /** Another rotation starts at the same offset; neither can be trusted over the other. */
+  | 'ambiguous'
+  /** The table has never committed this partition, so no file can be proved to start at its offset. */
+  | 'no-table-offset'
+
+export interface RecoveryDeletion {
+  file: string
+  reason: RecoveryDeletionReason
+}
+
+/** One rotation kept for reuse: its range, its segments' UUIDs and its file names. */
+export interface KeptRotation {
+  start: bigint
+  end: bigint
+  uuids: string[]
+  files: string[]
+}
+
+export interface RecoveryPlan {
+  deletions: RecoveryDeletion[]
+  /** In offset order; they chain from the table's offset. */
+  kept: KeptRotation[]
+  /** Names the WAL does not make (or of another Kafka partition): left alone, to be reported. */
+  unknown: string[]
+  /** The end of the last kept rotation, else the table's offset; undefined without a table offset. */
+  resumeFrom: bigint | undefined
+}
+
+export interface RecoveryScope {
+  topic: string
+  partition: number
+}
+
+interface Pair {
+  uuid: string
+  parquet?: string
+  json?: string
+}
+
+interface RangeFiles {
+  start: bigint
+  end: bigint
+  pairs: Map<string, Pair>
+}
+
+/**
+ * @param files names in the partition's WAL folder
+ * @param tableOffset the table's next offset for this partition; undefined if it has none
+ * @param scope when given, files of another topic or partition are reported as unknown
+ */
+export function planRecovery(
+  files: readonly string[],
+  tableOffset: bigint | undefined,
+  scope?: RecoveryScope,
+): RecoveryPlan {
+  const deletions: RecoveryDeletion[] = []
+  const unknown: string[] = []
+  const ranges = new Map<string, RangeFiles>()
+  for (const file of files) {
+    const name = parseWalFileName(file)
+    if (!name || (scope && (name.topic !== scope.topic || name.partition !== scope.partition))) {
+      unknown.push(file)
+      continue
+    }
+    if (name.kind === 'active' || name.kind === 'temporary') {
+      deletions.push({ file, reason: name.kind })
+      continue
+    }
+    const start = name.start as bigint
+    const end = name.end as bigint
+    const rangeKey = `${start}-${end}`
+    let range = ranges.get(rangeKey)
+    if (!range) {
+      range = { start, end, pairs: new Map() }
+      ranges.set(rangeKey, range)
+    }
+    let pair = range.pairs.get(name.uuid)
+    if (!pair) {
+      pair = { uuid: name.uuid }
+      range.pairs.set(name.uuid, pair)
+    }
+    if (name.kind === 'ready-parquet') pair.parquet = file
+    else pair.json = file
+  }
+
+  const whole: RangeFiles[] = []
+  for (const range of ranges.values()) {
+    const pairs = [...range.pairs.values()]
+    if (pairs.every((pair) => pair.parquet && pair.json)) {
+      whole.push(range)
+      continue
+    }
+    for (const pair of pairs) {
+      const reason = pair.parquet && pair.json ? 'incomplete-rotation' : 'orphan'
+      for (const file of filesOf(pair)) deletions.push({ file, reason })
+    }
+  }
+
+  const deleteRange = (range: RangeFiles, reason: RecoveryDeletionReason) => {
+    for (const pair of range.pairs.values()) for (const file of filesOf(pair)) deletions.push({ file, reason })
+  }
+  if (tableOffset === undefined) {
+    for (const range of whole) deleteRange(range, 'no-table-offset')
+    return { deletions, kept: [], unknown, resumeFrom: undefined }
+  }
+
+  const ahead = new Map<bigint, RangeFiles[]>()
+  for (const range of whole) {
+    if (range.end <= tableOffset) deleteRange(range, 'behind-table')
+    else if (range.start < tableOffset) deleteRange(range, 'straddles-table')
+    else {
+      const sameStart = ahead.get(range.start)
+      if (sameStart) sameStart.push(range)
+      else ahead.set(range.start, [range])
+    }
+  }
+  const kept: KeptRotation[] = []
+  let cursor = tableOffset
+  for (;;) {
+    const next = ahead.get(cursor)
+    if (!next) break
+    ahead.delete(cursor)
+    if (next.length > 1) {
+      for (const range of next) deleteRange(range, 'ambiguous')
+      break
+    }
+    const range = next[0] as RangeFiles
+    const pairs = [...range.pairs.values()].sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0))
+    kept.push({
+      start: range.start,
+      end: range.end,
+      uuids: pairs.map((pair) => pair.uuid),
+      files: pairs.flatMap(filesOf),
+    })
+    cursor = range.end
+  }
+  for (const [start, rest] of ahead) for (const range of rest) deleteRange(range, start > cursor ? 'gap' : 'overlap')
+  return { deletions, kept, unknown, resumeFrom: cursor }
+}
+
+function filesOf(pair: Pair): string[] {
+  const files: string[] = []
+  if (pair.parquet) files.push(pair.parquet)
+  if (pair.json) files.push(pair.json)
+  return files
+}

@@ -1,0 +1,132 @@
+// Recovery of one Kafka partition's WAL folder at start, before anything is consumed: applies
+// planRecovery, then reads each kept rotation's sidecars back. A kept rotation whose sidecar does
+// not read back, does not match its file name or its .parquet's size, or was written under
+// another partition spec, is deleted too, and with it every rotation after it in the chain.
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { isFloeError } from '../../shared/index.ts'
+import { deleteWalFiles, storageError } from './durable.ts'
+import { parseWalFileName } from './names.ts'
+import { type KeptRotation, planRecovery, type RecoveryDeletionReason } from './recovery-plan.ts'
+import { decodeSidecar } from './sidecar.ts'
+import type { ReadySegment, Rotation } from './types.ts'
+
+export type RecoveredDeletionReason =
+  | RecoveryDeletionReason
+  /** Its sidecar does not read back or disagrees with the file name or the .parquet's size. */
+  | 'unreadable'
+  /** Written under a partition spec other than the one the dataset has now. */
+  | 'spec-changed'
+
+export interface RecoveredDeletion {
+  file: string
+  reason: RecoveredDeletionReason
+}
+
+export interface RecoveredPartition {
+  /** The kept segments, oldest range first: hand them to PartitionLog as `recovered`. */
+  segments: ReadySegment[]
+  /** The kept rotations (reason 'recovered'); they chain from the table's offset. */
+  rotations: Rotation[]
+  /** Where to consume from: the last kept rotation's end, else the table's offset. */
+  resumeFrom: bigint | undefined
+  deleted: RecoveredDeletion[]
+  /** File names the WAL does not make; left alone. */
+  unknown: string[]
+}
+
+export interface RecoverPartitionOptions {
+  /** When given with `partition`, files of another Kafka partition are reported as unknown. */
+  topic?: string
+  partition?: number
+  /** When given, kept files written under another partition spec are deleted. */
+  specId?: number
+}
+
+/**
+ * Applies the recovery plan to a partition's WAL folder (deletions fsynced) and returns what is
+ * kept. A folder that does not exist holds nothing to recover.
+ */
+export async function recoverPartition(
+  dir: string,
+  tableOffset: bigint | undefined,
+  options: RecoverPartitionOptions = {},
+): Promise<RecoveredPartition> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOENT') throw storageError('cannot list WAL directory', dir, error)
+    names = []
+  }
+  const scope =
+    options.topic !== undefined && options.partition !== undefined
+      ? { topic: options.topic, partition: options.partition }
+      : undefined
+  const plan = planRecovery(names, tableOffset, scope)
+  const deleted: RecoveredDeletion[] = [...plan.deletions]
+  const rotations: Rotation[] = []
+  let resumeFrom = plan.resumeFrom
+  for (let i = 0; i < plan.kept.length; i++) {
+    const kept = plan.kept[i] as KeptRotation
+    const read = await readKeptRotation(dir, kept, options.specId)
+    if (typeof read === 'string') {
+      for (const file of kept.files) deleted.push({ file, reason: read })
+      for (const later of plan.kept.slice(i + 1)) for (const file of later.files) deleted.push({ file, reason: 'gap' })
+      resumeFrom = kept.start
+      break
+    }
+    rotations.push({ start: kept.start, end: kept.end, reason: 'recovered', segments: read })
+  }
+  await deleteWalFiles(
+    dir,
+    deleted.map((deletion) => deletion.file),
+  )
+  return {
+    segments: rotations.flatMap((rotation) => rotation.segments),
+    rotations,
+    resumeFrom,
+    deleted,
+    unknown: plan.unknown,
+  }
+}
+
+async function readKeptRotation(
+  dir: string,
+  kept: KeptRotation,
+  specId: number | undefined,
+): Promise<ReadySegment[] | 'unreadable' | 'spec-changed'> {
+  const segments: ReadySegment[] = []
+  for (const file of kept.files) {
+    const name = parseWalFileName(file)
+    if (name?.kind !== 'ready-json') continue
+    const jsonPath = join(dir, file)
+    const localPath = jsonPath.replace(/\.json$/, '.parquet')
+    let text: string
+    let size: number
+    try {
+      text = await readFile(jsonPath, 'utf8')
+      size = (await stat(localPath)).size
+    } catch (error) {
+      throw storageError('cannot read WAL file', jsonPath, error)
+    }
+    let segment: ReturnType<typeof decodeSidecar>['segment']
+    try {
+      segment = decodeSidecar(text).segment
+    } catch (error) {
+      if (isFloeError(error)) return 'unreadable'
+      throw error
+    }
+    const matches =
+      segment.uuid === name.uuid &&
+      segment.topic === name.topic &&
+      segment.partition === name.partition &&
+      segment.start === name.start &&
+      segment.end === name.end &&
+      segment.sizeBytes === size
+    if (!matches) return 'unreadable'
+    if (specId !== undefined && segment.dataFile.specId !== specId) return 'spec-changed'
+    segments.push({ ...segment, localPath, jsonPath })
+  }
+  return segments
+}

@@ -1,0 +1,187 @@
+// The `ready_*.json` sidecar of a segment: everything a manifest entry and a WRITE-STATUS need
+// about the file, so a restart can report a kept file without opening it. It is self-describing
+// (it carries the partition struct type) because recovery runs before any dataset config is at
+// hand, and it is lossless: 64-bit counts and offsets go through shared/json, bounds as base64
+// of their single-value binary form, partition values in the spec's JSON single-value form.
+
+import type { DataFile, StructType, StructValue } from '../../shared/iceberg/index.ts'
+import {
+  decodeBase64,
+  encodeBase64,
+  fromJsonSingleValue,
+  type JsonSingleValue,
+  toJsonSingleValue,
+} from '../../shared/iceberg/values/index.ts'
+import { FloeError } from '../../shared/index.ts'
+import { type JsonObject, type JsonValue, parseJson, stringifyJsonBytes } from '../../shared/json/index.ts'
+import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
+import type { ReadySegment } from './types.ts'
+
+const format = 'floe-wal-segment'
+const version = 1
+
+/** A ready segment as its sidecar records it, with the partition type needed to read it back. */
+export function encodeSidecar(segment: ReadySegment, partitionType: StructType): Uint8Array {
+  const file = segment.dataFile
+  const body: Record<string, unknown> = {
+    format,
+    version,
+    uuid: segment.uuid,
+    topic: segment.topic,
+    partition: segment.partition,
+    start: segment.start,
+    end: segment.end,
+    partitionType,
+    partitionValues: toJsonSingleValue(partitionType, segment.partitionValues) as JsonSingleValue,
+    partitionPath: segment.partitionPath,
+    specId: file.specId,
+    recordCount: file.recordCount,
+    fileSizeInBytes: file.fileSizeInBytes,
+    columnSizes: countsToJson(file.columnSizes),
+    valueCounts: countsToJson(file.valueCounts),
+    nullValueCounts: countsToJson(file.nullValueCounts),
+    nanValueCounts: countsToJson(file.nanValueCounts),
+    lowerBounds: boundsToJson(file.lowerBounds),
+    upperBounds: boundsToJson(file.upperBounds),
+    splitOffsets: file.splitOffsets,
+    sortOrderId: file.sortOrderId,
+    bloomFilters: segment.bloomFilters,
+    sizeBytes: segment.sizeBytes,
+    uploadedLocation: segment.uploadedLocation,
+  }
+  return stringifyJsonBytes(body)
+}
+
+/**
+ * A sidecar that does not read back is a broken local file. Recovery catches this and treats the
+ * rotation as lost (its records are read again), so it never stops a worker from there.
+ */
+function malformed(why: string, cause?: unknown): FloeError {
+  return new FloeError('INVARIANT_BROKEN', `WAL sidecar is malformed: ${why}`, { cause, details: { reason: why } })
+}
+
+export interface DecodedSidecar {
+  segment: Omit<ReadySegment, 'localPath' | 'jsonPath'>
+  partitionType: StructType
+}
+
+export function decodeSidecar(text: string): DecodedSidecar {
+  let root: JsonValue
+  try {
+    root = parseJson(text)
+  } catch (error) {
+    throw malformed('not JSON', error)
+  }
+  const json = object(root, 'sidecar')
+  if (json['format'] !== format || json['version'] !== version) throw malformed('unknown format or version')
+  const partitionType = object(json['partitionType'], 'partitionType') as unknown as StructType
+  if (partitionType.type !== 'struct' || !Array.isArray(partitionType.fields)) {
+    throw malformed('partitionType is not a struct')
+  }
+  let partitionValues: StructValue
+  try {
+    partitionValues = fromJsonSingleValue(partitionType, json['partitionValues']) as StructValue
+  } catch (error) {
+    throw malformed('partition values do not fit their type', error)
+  }
+  const dataFile: Omit<DataFile, 'filePath'> = {
+    fileFormat: 'PARQUET',
+    specId: integer(json['specId'], 'specId'),
+    partition: partitionValues,
+    recordCount: long(json['recordCount'], 'recordCount'),
+    fileSizeInBytes: long(json['fileSizeInBytes'], 'fileSizeInBytes'),
+    columnSizes: countsFromJson(json['columnSizes'], 'columnSizes'),
+    valueCounts: countsFromJson(json['valueCounts'], 'valueCounts'),
+    nullValueCounts: countsFromJson(json['nullValueCounts'], 'nullValueCounts'),
+    nanValueCounts: countsFromJson(json['nanValueCounts'], 'nanValueCounts'),
+    lowerBounds: boundsFromJson(json['lowerBounds'], 'lowerBounds'),
+    upperBounds: boundsFromJson(json['upperBounds'], 'upperBounds'),
+    splitOffsets: array(json['splitOffsets'], 'splitOffsets').map((value) => long(value, 'splitOffsets')),
+  }
+  if (json['sortOrderId'] !== undefined) dataFile.sortOrderId = integer(json['sortOrderId'], 'sortOrderId')
+  const bloomFilters: BloomFilterLocation[] = array(json['bloomFilters'], 'bloomFilters').map((value) => {
+    const location = object(value, 'bloomFilters')
+    return {
+      fieldId: integer(location['fieldId'], 'bloomFilters.fieldId'),
+      rowGroup: integer(location['rowGroup'], 'bloomFilters.rowGroup'),
+      offset: long(location['offset'], 'bloomFilters.offset'),
+      length: integer(location['length'], 'bloomFilters.length'),
+    }
+  })
+  const uploadedLocation = json['uploadedLocation']
+  if (uploadedLocation !== undefined && typeof uploadedLocation !== 'string') {
+    throw malformed('uploadedLocation is not a string')
+  }
+  const segment: DecodedSidecar['segment'] = {
+    uuid: string(json['uuid'], 'uuid'),
+    topic: string(json['topic'], 'topic'),
+    partition: integer(json['partition'], 'partition'),
+    start: long(json['start'], 'start'),
+    end: long(json['end'], 'end'),
+    partitionValues,
+    partitionPath: string(json['partitionPath'], 'partitionPath'),
+    dataFile,
+    bloomFilters,
+    sizeBytes: integer(json['sizeBytes'], 'sizeBytes'),
+    ...(uploadedLocation === undefined ? {} : { uploadedLocation }),
+  }
+  return { segment, partitionType }
+}
+
+function countsToJson(counts: ReadonlyMap<number, bigint> | undefined): Record<string, bigint> | undefined {
+  return counts && Object.fromEntries([...counts].map(([id, count]) => [String(id), count]))
+}
+
+function boundsToJson(bounds: ReadonlyMap<number, Uint8Array> | undefined): Record<string, string> | undefined {
+  return bounds && Object.fromEntries([...bounds].map(([id, bytes]) => [String(id), encodeBase64(bytes)]))
+}
+
+function countsFromJson(value: JsonValue | undefined, what: string): Map<number, bigint> | undefined {
+  if (value === undefined) return undefined
+  return new Map(Object.entries(object(value, what)).map(([id, count]) => [fieldId(id, what), long(count, what)]))
+}
+
+function boundsFromJson(value: JsonValue | undefined, what: string): Map<number, Uint8Array> | undefined {
+  if (value === undefined) return undefined
+  return new Map(
+    Object.entries(object(value, what)).map(([id, text]) => {
+      const bytes = typeof text === 'string' ? decodeBase64(text) : undefined
+      if (!bytes) throw malformed(`${what}: not base64`)
+      return [fieldId(id, what), bytes]
+    }),
+  )
+}
+
+function fieldId(text: string, what: string): number {
+  const id = Number(text)
+  if (!Number.isSafeInteger(id) || String(id) !== text) throw malformed(`${what}: key ${text} is no field id`)
+  return id
+}
+
+function object(value: JsonValue | undefined, what: string): JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw malformed(`${what} is not an object`)
+  }
+  return value
+}
+
+function array(value: JsonValue | undefined, what: string): JsonValue[] {
+  if (!Array.isArray(value)) throw malformed(`${what} is not an array`)
+  return value
+}
+
+function string(value: JsonValue | undefined, what: string): string {
+  if (typeof value !== 'string') throw malformed(`${what} is not a string`)
+  return value
+}
+
+function integer(value: JsonValue | undefined, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw malformed(`${what} is not an integer`)
+  return value
+}
+
+function long(value: JsonValue | undefined, what: string): bigint {
+  if (typeof value === 'bigint') return value
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value)
+  throw malformed(`${what} is not an integer`)
+}
