@@ -3,4 +3,5 @@
 export { KafkaAdmin, type PartitionOffsets } from './admin.ts'
 export type { KafkaConnection } from './connection.ts'
 export { type ConsumerSettings, type IncomingRecord, KafkaConsumer } from './consumer.ts'
+export { type FetchedPartition, GroupReader, type GroupReaderSettings, type RecordsBatch } from './group-reader.ts'
 export { KafkaProducer, type OutgoingRecord, type ProducerSettings } from './producer.ts'
