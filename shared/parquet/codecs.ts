@@ -1,10 +1,11 @@
 // Page compression codecs, named as Iceberg's `write.parquet.compression-codec` names them.
 // hyparquet-writer compresses pages through synchronous functions it is handed (it has only
-// snappy built in), so zstd, gzip and brotli come from node:zlib here.
+// snappy built in), so zstd, gzip and brotli come from node:zlib here, and LZ4_RAW from ./lz4.ts.
 import { brotliCompressSync, constants, gzipSync, zstdCompressSync } from 'node:zlib'
 import type { ParquetWriter } from 'hyparquet-writer'
 import type { Compressors } from 'hyparquet-writer/src/types.js'
 import { FloeError } from '../errors.ts'
+import { lz4RawCompress } from './lz4.ts'
 
 export type DataFileCodec = 'zstd' | 'snappy' | 'gzip' | 'brotli' | 'lz4' | 'uncompressed'
 
@@ -42,13 +43,8 @@ export function pageCompressionFor(codec: DataFileCodec, level?: number): PageCo
       noLevel(codec, level)
       return { codec: 'UNCOMPRESSED', compressors: {} }
     case 'lz4':
-      // Parquet's LZ4_RAW is the bare LZ4 block format. Node has no LZ4, hyparquet-writer has no
-      // compressor for it, and the LZ4 already in node_modules (@platformatic/wasm-utils, via the
-      // Kafka client) writes the LZ4 *frame* format, which Parquet readers reject. Supporting it
-      // needs a new dependency, so it is refused here rather than written wrongly.
-      throw new FloeError('CONFIG_INVALID', 'Parquet codec lz4 is not supported by Floe; use zstd, snappy or gzip', {
-        details: { codec },
-      })
+      noLevel(codec, level)
+      return { codec: 'LZ4_RAW', compressors: { LZ4_RAW: lz4RawCompress } }
     default:
       throw new FloeError('CONFIG_INVALID', `unknown Parquet codec ${String(codec)}`, { details: { codec } })
   }

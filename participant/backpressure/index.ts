@@ -1,0 +1,19 @@
+// The participant's backpressure (issue #4, item 7): the WAL volume's disk watermark, the bytes
+// waiting for upload and the memory of open segments -> pause / resume of the worker's consumers,
+// with hysteresis. Files not re-exported here are internal.
+export { bytesUnder, type DiskUsageProbe, type WalVolumeOptions, walDiskUsage } from './disk.ts'
+export {
+  Backpressure,
+  type BackpressureEvents,
+  type BackpressureLimits,
+  type BackpressureOptions,
+  type BackpressureReason,
+  BYTES_RESUME_FRACTION,
+  backpressureReasons,
+  type Clock,
+  DEFAULT_DISK_CHECK_INTERVAL_MS,
+  DISK_RESUME_POINTS,
+  systemClock,
+  systemTimers,
+  type Timers,
+} from './monitor.ts'

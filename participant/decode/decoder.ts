@@ -1,0 +1,250 @@
+// The decode step: Kafka record value -> one row of the dataset's table, or a RECORD_MALFORMED
+// error naming why (reasons.ts). Compiled once per dataset; `decode` runs per record.
+//
+// Hot-path choices (the figures are in decode.bench.ts, mapping.ts and text.ts):
+// - Per-column state lives in parallel arrays built at compile time (expression, how to evaluate
+//   it, converter, column name), so a record costs one loop and no closure or object spread.
+// - The mapped values go into one scratch array owned by the decoder (decode is synchronous and
+//   never re-entered), so splitting map and convert costs no allocation per record.
+// - The row object gets its columns in schema order every time, so every row shares one hidden
+//   class and the WAL's column writers read it monomorphically.
+//
+// Numbers beyond double precision: JSON.parse rounds them, silently. A `long` column refuses any
+// JSON number outside ±(2^53 - 1) (shared/iceberg/values does; the message says to send a string).
+// A top-level `decimal` column refuses a JSON number whose shortest text has more than 15
+// significant digits: every decimal of at most 15 digits survives the double exactly, beyond that
+// it may not (12345678901234567890 arrives as 12345678901234567000). A string is read exactly.
+import type { DatasetConfig } from '../../shared/config/index.ts'
+import type { IcebergType, PrimitiveType, StructValue } from '../../shared/iceberg/index.ts'
+import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
+import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
+import {
+  compileColumnExpression,
+  type EvaluationKind,
+  type ExpressionNode,
+  INTERPRETED,
+  interpret,
+  PLAIN_PATH,
+  walkOwnPath,
+  walkPath,
+} from './mapping.ts'
+import { malformed } from './reasons.ts'
+import { utf8Text, withinDepth } from './text.ts'
+
+export interface DecoderOptions {
+  /** A record longer than this (bytes) is refused as too-large: `ingestion.maxRecordBytes`. */
+  maxRecordBytes: number
+  /** Deepest nesting of JSON containers accepted; the top-level object is depth 1. Default 64. */
+  maxDepth?: number
+}
+
+/** Internal knobs for the benchmark's comparisons; the product always uses the defaults. */
+export interface DecoderTuning {
+  /** Evaluate plain dotted paths without the JMESPath interpreter. Default true. */
+  plainPaths: boolean
+}
+
+export interface Decoder {
+  readonly dataset: string
+  /** The table's top-level columns, in schema order: the keys of every decoded row. */
+  readonly columns: readonly string[]
+  /** One Kafka record value -> one row. Throws FloeError RECORD_MALFORMED (details.reason, column). */
+  decode(value: Buffer | undefined): StructValue
+}
+
+export const DEFAULT_MAX_DEPTH = 64
+
+// The widest decimal text a double is guaranteed to carry exactly (DBL_DIG).
+const EXACT_DOUBLE_DIGITS = 15
+
+export class RecordDecoder implements Decoder {
+  readonly dataset: string
+  readonly columns: readonly string[]
+  readonly #maxRecordBytes: number
+  readonly #maxDepth: number
+  readonly #count: number
+  readonly #expressions: readonly string[]
+  readonly #nodes: readonly ExpressionNode[]
+  readonly #kinds: readonly EvaluationKind[]
+  readonly #paths: readonly string[][]
+  readonly #converters: readonly ValueConverter[]
+  readonly #mapped: unknown[]
+  // A column named like an Object.prototype member would set the row's prototype (`__proto__`) or
+  // go through an inherited setter; the rare schema with one builds rows with defineProperty.
+  readonly #guardedRow: boolean
+
+  constructor(dataset: DatasetConfig, options: DecoderOptions, tuning: DecoderTuning = { plainPaths: true }) {
+    this.dataset = dataset.name
+    this.#maxRecordBytes = options.maxRecordBytes
+    this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH
+    const unit = dataset.timestampUnit
+    const fields = dataset.icebergSchema.fields
+    const expressions: string[] = []
+    const nodes: ExpressionNode[] = []
+    const kinds: EvaluationKind[] = []
+    const paths: string[][] = []
+    const converters: ValueConverter[] = []
+    for (const field of fields) {
+      const text = dataset.customMapping[field.name]
+      if (text === undefined) {
+        // resolveDataset already refuses this; a hand-built DatasetConfig may not have.
+        throw new FloeError('CONFIG_INVALID', `dataset ${dataset.name}: no customMapping for column ${field.name}`)
+      }
+      const expression = compileColumnExpression(text, tuning.plainPaths)
+      expressions.push(text)
+      nodes.push(expression.node)
+      kinds.push(expression.kind)
+      paths.push(expression.path)
+      const convert = compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit })
+      converters.push(isDecimal(field.type) ? refuseInexactNumbers(convert, field.name, field.type) : convert)
+    }
+    this.columns = fields.map((field) => field.name)
+    this.#count = fields.length
+    this.#expressions = expressions
+    this.#nodes = nodes
+    this.#kinds = kinds
+    this.#paths = paths
+    this.#converters = converters
+    this.#mapped = new Array(fields.length).fill(undefined)
+    this.#guardedRow = this.columns.some((name) => name in Object.prototype)
+  }
+
+  decode(value: Buffer | undefined): StructValue {
+    this.map(this.parse(value))
+    return this.convert()
+  }
+
+  /** Bytes -> the parsed top-level JSON object. Public for the benchmark's split. */
+  parse(value: Buffer | undefined): object {
+    if (value === undefined || value.length === 0) {
+      throw malformed('empty', 'record has no value (a tombstone or zero bytes)')
+    }
+    if (value.length > this.#maxRecordBytes) {
+      throw malformed(
+        'too-large',
+        `record of ${value.length} bytes is larger than ingestion.maxRecordBytes (${this.#maxRecordBytes})`,
+        { details: { bytes: value.length, maxRecordBytes: this.#maxRecordBytes } },
+      )
+    }
+    const text = utf8Text(value)
+    if (text === undefined) throw malformed('invalid-utf8', 'record is not valid UTF-8')
+    if (!withinDepth(text, this.#maxDepth)) {
+      throw malformed('too-deep', `record nests JSON deeper than ${this.#maxDepth} levels`, {
+        details: { maxDepth: this.#maxDepth },
+      })
+    }
+    let data: unknown
+    try {
+      data = JSON.parse(text)
+    } catch (error) {
+      throw malformed('not-json', `record is not JSON: ${messageOf(error)}`, { cause: error })
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+      throw malformed('not-object', `record is JSON ${jsonKind(data)}, not an object`)
+    }
+    return data
+  }
+
+  /** Evaluates every column's expression into the scratch array. Public for the benchmark's split. */
+  map(data: object): void {
+    const mapped = this.#mapped
+    const kinds = this.#kinds
+    const paths = this.#paths
+    for (let i = 0; i < this.#count; i++) {
+      const kind = kinds[i]
+      // Branch on a small integer rather than calling a per-column closure: the call sites stay
+      // monomorphic, and plain paths never reach the interpreter's try.
+      if (kind === PLAIN_PATH) mapped[i] = walkPath(data, paths[i]!)
+      else if (kind === INTERPRETED) mapped[i] = this.#interpret(i, data)
+      else mapped[i] = walkOwnPath(data, paths[i]!)
+    }
+  }
+
+  /** Converts the scratch array into a row. Public for the benchmark's split. */
+  convert(): StructValue {
+    const mapped = this.#mapped
+    const converters = this.#converters
+    const columns = this.columns
+    const row: StructValue = {}
+    let i = 0
+    try {
+      if (this.#guardedRow) {
+        for (; i < this.#count; i++) {
+          const value = converters[i]!(mapped[i])
+          Object.defineProperty(row, columns[i]!, { value, enumerable: true, writable: true, configurable: true })
+        }
+      } else {
+        for (; i < this.#count; i++) row[columns[i]!] = converters[i]!(mapped[i])
+      }
+    } catch (error) {
+      throw this.#conversionFailed(i, error)
+    }
+    return row
+  }
+
+  #interpret(i: number, data: object): unknown {
+    try {
+      return interpret(this.#nodes[i]!, data)
+    } catch (error) {
+      const column = this.columns[i]!
+      const expression = this.#expressions[i]!
+      throw malformed('mapping-failed', `column ${column}: JMESPath '${expression}' failed: ${messageOf(error)}`, {
+        column,
+        cause: error,
+        details: { expression },
+      })
+    }
+  }
+
+  #conversionFailed(i: number, error: unknown): FloeError {
+    // The converter's message already names the column path (user.tags[3]), the JSON found and the
+    // type expected; keep it, and its facts, under RECORD_MALFORMED.
+    if (isFloeError(error, 'CONVERSION_FAILED')) {
+      const { column, expected, found, reason } = error.details
+      return malformed('conversion-failed', error.message, {
+        column: typeof column === 'string' ? column : this.columns[i]!,
+        cause: error,
+        details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
+      })
+    }
+    const column = this.columns[i]!
+    return malformed('conversion-failed', `column ${column}: ${messageOf(error)}`, { column, cause: error })
+  }
+}
+
+export function compileDecoder(dataset: DatasetConfig, options: DecoderOptions): Decoder {
+  return new RecordDecoder(dataset, options)
+}
+
+function jsonKind(json: unknown): string {
+  if (json === null) return 'null'
+  if (Array.isArray(json)) return 'array'
+  return typeof json
+}
+
+function isDecimal(type: IcebergType): type is PrimitiveType {
+  return typeof type === 'string' && type.startsWith('decimal')
+}
+
+/** The number of significant decimal digits of a double's shortest text (1.50e-7 -> 2). */
+export function significantDigits(value: number): number {
+  const text = String(value)
+  const exponent = text.indexOf('e')
+  const mantissa = exponent === -1 ? text : text.slice(0, exponent)
+  const digits = mantissa.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '')
+  return digits.length
+}
+
+function refuseInexactNumbers(convert: ValueConverter, column: string, type: string): ValueConverter {
+  return (json) => {
+    if (typeof json === 'number' && Number.isFinite(json) && significantDigits(json) > EXACT_DOUBLE_DIGITS) {
+      // Same message shape and details as shared/iceberg/values' conversion errors.
+      const reason = `more than ${EXACT_DOUBLE_DIGITS} significant digits, where JSON numbers lose precision; send it as a string`
+      const found = `number ${json}`
+      throw new FloeError('CONVERSION_FAILED', `column ${column}: expected ${type}, got ${found} (${reason})`, {
+        details: { column, expected: type, found, reason },
+      })
+    }
+    return convert(json)
+  }
+}

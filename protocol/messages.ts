@@ -1,0 +1,167 @@
+// The control messages as Floe's code sees them (plain TypeScript, bigint offsets and snapshot
+// ids), and their encoding as a protobuf Envelope (floe_control.proto). The coordinator and the
+// participant build and read these types; only this folder touches the generated code.
+import { fromBinary, toBinary } from '@bufbuild/protobuf'
+import { FloeError } from '../shared/index.ts'
+import type { DataFileEntry } from './data-file.ts'
+import { EnvelopeSchema } from './gen/index.ts'
+import { bodyFromWire, bodyToWire, plainBytes, senderFromWire, undecodable } from './wire.ts'
+
+/** The protocol's major version this code writes and the newest it reads. */
+export const PROTOCOL_VERSION = 1
+
+export interface Sender {
+  workerId: string
+  /** The sender's member id and generation in the dataset's consumer group ('' and -1 if none). */
+  memberId: string
+  generation: number
+}
+
+export interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+export interface TopicPartitionOffset extends TopicPartition {
+  /** The next offset to read. */
+  offset: bigint
+}
+
+/** Command: a round begins, with the table's progress as the coordinator read it. */
+export interface StartCommit {
+  type: 'StartCommit'
+  tableOffsets: TopicPartitionOffset[]
+  /** The snapshot of `main` the offsets come from; null when the table has none. */
+  snapshotId: bigint | null
+}
+
+/** Command: cut here; every participant rotates, uploads and answers with a WriteStatus. */
+export interface EndCommit {
+  type: 'EndCommit'
+  expectedPartitions: TopicPartition[]
+}
+
+/** Retention deleted records the table never got: the range starts at the log start, `to`. */
+export interface LogStartJump {
+  from: bigint
+  to: bigint
+  lost: bigint
+}
+
+export interface PartitionStatus extends TopicPartition {
+  /** data: files covering the range (maybe none); empty: nothing new; error: see `error`. */
+  kind: 'data' | 'empty' | 'error'
+  /** The contiguous offset range [rangeStart, rangeEnd) the files cover. */
+  rangeStart: bigint
+  rangeEnd: bigint
+  files: DataFileEntry[]
+  error?: string
+  logStartJump?: LogStartJump
+}
+
+/** Where a large WriteStatus's file list was written instead of the message (see file-list.ts). */
+export interface FilesPointer {
+  location: string
+  fileCount: number
+}
+
+/** Fact: what one worker's participants wrote for this round. */
+export interface WriteStatus {
+  type: 'WriteStatus'
+  partitions: PartitionStatus[]
+  /** When set, every partition's `files` is empty here and the files are behind the pointer. */
+  filesPointer?: FilesPointer
+}
+
+export interface PartitionFilePaths extends TopicPartition {
+  filePaths: string[]
+}
+
+export interface Rejection extends TopicPartition {
+  reason: string
+  /** The table's next offset for the partition: where its participant seeks back to. */
+  tableOffset: bigint
+}
+
+/** Fact: the catalog confirmed the round's commit. */
+export interface CommitAcked {
+  type: 'CommitAcked'
+  /** The snapshot the commit created; null when nothing needed appending. */
+  snapshotId: bigint | null
+  committedOffsets: TopicPartitionOffset[]
+  committedFiles: PartitionFilePaths[]
+  rejections: Rejection[]
+}
+
+/** Fact: a worker asks for a round now (at shutdown). */
+export interface CommitRequested {
+  type: 'CommitRequested'
+  reason: string
+  partitions: TopicPartition[]
+}
+
+export type ControlBody = StartCommit | EndCommit | WriteStatus | CommitAcked | CommitRequested
+
+/** One message on the control topic. Every decoded message is of PROTOCOL_VERSION. */
+export interface ControlMessage<Body extends ControlBody = ControlBody> {
+  dataset: string
+  group: string
+  /** The round's UUID; '' on a CommitRequested, which asks for a round that has none yet. */
+  commitId: string
+  sender: Sender
+  /** Wall-clock time at the sender, ms since the epoch. */
+  timeMs: number
+  body: Body
+}
+
+/** The message as the protobuf Envelope of PROTOCOL_VERSION. */
+export function encodeEnvelope(message: ControlMessage): Uint8Array {
+  return toBinary(EnvelopeSchema, {
+    $typeName: 'floe.control.v1.Envelope',
+    version: PROTOCOL_VERSION,
+    dataset: message.dataset,
+    group: message.group,
+    commitId: message.commitId,
+    sender: {
+      $typeName: 'floe.control.v1.Sender',
+      workerId: message.sender.workerId,
+      memberId: message.sender.memberId,
+      generation: message.sender.generation,
+    },
+    timeMs: BigInt(Math.trunc(message.timeMs)),
+    body: bodyToWire(message.body),
+  })
+}
+
+/**
+ * Reads an Envelope. Fields this version does not know are ignored. Throws FloeError:
+ * PROTOCOL_VERSION_UNSUPPORTED for a newer major version; PROTOCOL_UNDECODABLE for bytes that are
+ * not a Floe envelope, or one whose body this version does not know (details.reason says which).
+ */
+export function decodeEnvelope(bytes: Uint8Array): ControlMessage {
+  let envelope: ReturnType<typeof fromBinary<typeof EnvelopeSchema>>
+  try {
+    // Unknown fields are dropped at once: nothing re-encodes a received envelope.
+    envelope = fromBinary(EnvelopeSchema, plainBytes(bytes), { readUnknownFields: false })
+  } catch (error) {
+    throw undecodable('not a protobuf Envelope', 'malformed', error)
+  }
+  if (envelope.version === 0) throw undecodable('no protocol version', 'no-version')
+  if (envelope.version > PROTOCOL_VERSION) {
+    throw new FloeError(
+      'PROTOCOL_VERSION_UNSUPPORTED',
+      `control message of protocol version ${envelope.version}; this worker reads up to ${PROTOCOL_VERSION}`,
+      { details: { version: envelope.version, supported: PROTOCOL_VERSION, dataset: envelope.dataset } },
+    )
+  }
+  const body = bodyFromWire(envelope.body)
+  if (body === undefined) throw undecodable('a body this version does not know', 'unknown-body')
+  return {
+    dataset: envelope.dataset,
+    group: envelope.group,
+    commitId: envelope.commitId,
+    sender: senderFromWire(envelope.sender),
+    timeMs: Number(envelope.timeMs),
+    body,
+  }
+}
