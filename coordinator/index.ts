@@ -1,3 +1,92 @@
 // The coordinator: drives one dataset's commit rounds and makes the Iceberg commit (issue #5).
-// Imports protocol/ and shared/, never participant/.
-export {}
+// Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
+// tracker, contiguity check, commit and ACK content), the committing actor's work on top of
+// shared/iceberg/commit, the round machine, and the mapping to protocol/ messages. Internal:
+// test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
+export {
+  type CommitPlan,
+  type CommittedPartition,
+  planCommit,
+  type RoundAck,
+  type RoundToCommit,
+  roundAck,
+} from './commit-content.ts'
+export {
+  type CommitRoundRequest,
+  type CommitRoundResult,
+  type CommitTarget,
+  commitRound,
+  commitRoundLogic,
+} from './commit-round.ts'
+export {
+  type AcceptedPartition,
+  advancesTable,
+  type ContiguityCheck,
+  checkContiguity,
+  type LostRecords,
+  type RejectedPartition,
+  type RejectionReason,
+} from './contiguity.ts'
+export { coordinatorMachine } from './coordinator.machine.ts'
+export {
+  type AckRoundInput,
+  type AckRoundOutput,
+  type CommitRetry,
+  type CommitRoundActorInput,
+  type CommitRoundActorOutput,
+  type CoordinatorContext,
+  type CoordinatorEmitted,
+  type CoordinatorEvent,
+  type CoordinatorInput,
+  type EndRoundInput,
+  type EndRoundOutput,
+  type FailureSummary,
+  failureSummary,
+  type Phase,
+  type PhaseDurations,
+  type RoundOutcome,
+  type RoundTiming,
+  type StartRoundInput,
+  type StartRoundOutput,
+} from './machine-types.ts'
+export {
+  type CommittedOffset,
+  decodeProgress,
+  encodeProgress,
+  type FoundProgress,
+  findProgress,
+  floeSummaryKeys,
+  lostRecordsKey,
+  mergeProgress,
+  offsetsKey,
+  type ProgressSource,
+  progressForRound,
+  type RoundProgress,
+  readProgress,
+  tableOffset,
+} from './progress.ts'
+export {
+  answeredStatuses,
+  decideRound,
+  hasDataToCommit,
+  type IgnoredReason,
+  type IgnoredStatus,
+  isRoundComplete,
+  missingPartitions,
+  openRound,
+  type Recorded,
+  type RecordedStatus,
+  type RoundDecision,
+  type RoundTracker,
+  recordWriteStatus,
+} from './round-tracker.ts'
+export type {
+  LogStartJump,
+  OffsetRange,
+  PartitionWriteStatus,
+  Progress,
+  RangeOrigin,
+  Sender,
+  WriteStatusReport,
+} from './types.ts'
+export { commitAckedBody, endCommitBody, startCommitBody, writeStatusReport } from './wire.ts'

@@ -24,6 +24,7 @@ export {
   type PartitionFilePaths,
   type PartitionStatus,
   PROTOCOL_VERSION,
+  type RangeOrigin,
   type Rejection,
   type Sender,
   type StartCommit,

@@ -57,7 +57,15 @@ export interface PartitionStatus extends TopicPartition {
   files: DataFileEntry[]
   error?: string
   logStartJump?: LogStartJump
+  /**
+   * Where the participant's chain of ranges started: the table's offset, or — for a partition the
+   * table has never seen — the group's committed offset or auto.offset.reset. Absent reads as
+   * 'table', the strict reading.
+   */
+  origin?: RangeOrigin
 }
+
+export type RangeOrigin = 'table' | 'group-offset' | 'offset-reset'
 
 /** Where a large WriteStatus's file list was written instead of the message (see file-list.ts). */
 export interface FilesPointer {
@@ -79,8 +87,8 @@ export interface PartitionFilePaths extends TopicPartition {
 
 export interface Rejection extends TopicPartition {
   reason: string
-  /** The table's next offset for the partition: where its participant seeks back to. */
-  tableOffset: bigint
+  /** The table's next offset for the partition: where its participant seeks back to; absent when the table never saw it. */
+  tableOffset?: bigint
 }
 
 /** Fact: the catalog confirmed the round's commit. */

@@ -5,8 +5,15 @@
 import { FloeError } from '../shared/index.ts'
 import type { DataFileEntry } from './data-file.ts'
 import type * as pb from './gen/index.ts'
-import { PartitionStatus_Kind } from './gen/index.ts'
-import type { ControlBody, PartitionStatus, Sender, TopicPartition, TopicPartitionOffset } from './messages.ts'
+import { PartitionStatus_Kind, PartitionStatus_Origin } from './gen/index.ts'
+import type {
+  ControlBody,
+  PartitionStatus,
+  RangeOrigin,
+  Sender,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './messages.ts'
 
 type WireBody = pb.Envelope['body']
 
@@ -73,7 +80,7 @@ export function bodyToWire(body: ControlBody): WireBody {
             topic: r.topic,
             partition: r.partition,
             reason: r.reason,
-            tableOffset: r.tableOffset,
+            ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
           })),
         },
       }
@@ -122,7 +129,7 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
           topic: r.topic,
           partition: r.partition,
           reason: r.reason,
-          tableOffset: r.tableOffset,
+          ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
         })),
       }
     case 'commitRequested':
@@ -184,6 +191,27 @@ function partitionStatusToWire(status: PartitionStatus): pb.PartitionStatus {
     ...(status.logStartJump
       ? { logStartJump: { $typeName: 'floe.control.v1.LogStartJump', ...status.logStartJump } }
       : {}),
+    origin: status.origin === undefined ? PartitionStatus_Origin.UNSPECIFIED : originToWire[status.origin],
+  }
+}
+
+const originToWire = {
+  table: PartitionStatus_Origin.TABLE,
+  'group-offset': PartitionStatus_Origin.GROUP_OFFSET,
+  'offset-reset': PartitionStatus_Origin.OFFSET_RESET,
+} as const
+
+/** Unset (an older sender, or not a data status) stays absent; readers take absent as 'table'. */
+function originFromWire(origin: pb.PartitionStatus_Origin): { origin?: RangeOrigin } {
+  switch (origin) {
+    case PartitionStatus_Origin.TABLE:
+      return { origin: 'table' }
+    case PartitionStatus_Origin.GROUP_OFFSET:
+      return { origin: 'group-offset' }
+    case PartitionStatus_Origin.OFFSET_RESET:
+      return { origin: 'offset-reset' }
+    default:
+      return {}
   }
 }
 
@@ -198,6 +226,7 @@ function partitionStatusFromWire(status: pb.PartitionStatus): PartitionStatus {
     files: status.files.map(dataFileFromWire),
     ...(status.error === '' ? {} : { error: status.error }),
     ...(jump ? { logStartJump: { from: jump.from, to: jump.to, lost: jump.lost } } : {}),
+    ...originFromWire(status.origin),
   }
 }
 

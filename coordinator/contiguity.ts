@@ -1,0 +1,137 @@
+// The contiguity check of DESIGN.md invariant 3, run inside the commit's retry loop against the
+// table as it was just loaded: a partition's files are committed only if their range starts
+// exactly where the table's progress for that partition ends. Pure.
+//
+// The rules, per partition status:
+// - `empty`, and `written` that neither holds files nor advances: nothing to commit, nothing to
+//   check (`unchanged`).
+// - `error`: skipped; the partition's files stay with its participant for the next round.
+// - a range that ends before it starts, or holds files but no offsets: rejected (`invalid-range`).
+// - the table knows the partition: accepted iff `range.start` equals the table's next offset. The
+//   one allowed gap (retention deleted records the table never got): a status that declares a
+//   log-start jump is accepted when `jump.from` equals the table's offset and `range.start` equals
+//   `jump.to`; the records in between are reported lost.
+// - the table has never seen the partition: accepted at any start, but only if the participant's
+//   chain did not start from the table (`origin` is `group-offset` or `offset-reset`). That is the
+//   partition's first-ever commit for this group (invariant 2), and the check runs against the
+//   freshly loaded table on every attempt, so two first commits cannot both land: the second one
+//   sees the first's offset and is checked as usual. A chain that started from a table offset the
+//   table no longer holds means the table's history changed under the participant (a rollback, a
+//   recreated table, a lost marker). Accepting it would take the participant's memory over the
+//   table's; it is rejected (`unknown-to-table`) and the participant repositions from the group's
+//   offset or `auto.offset.reset` — the settings an operator uses to say where a table without
+//   history starts — and its next status says so in its origin.
+
+import type { DataFile } from '../shared/iceberg/index.ts'
+import type { LogStartJump, OffsetRange, PartitionWriteStatus, Progress } from './types.ts'
+
+export interface AcceptedPartition {
+  topic: string
+  partition: number
+  range: OffsetRange
+  files: readonly DataFile[]
+  /** The table's next offset for the partition before this commit (undefined: first commit). */
+  tableOffset: bigint | undefined
+  /** The jump this commit accepted, when retention deleted records the table never got. */
+  logStartJump?: LogStartJump
+}
+
+export type RejectionReason =
+  /** The range starts before the table's offset: a replay, a zombie or a stale WAL file. */
+  | 'behind-table'
+  /** The range starts past the table's offset: a gap; the participant is out of line. */
+  | 'ahead-of-table'
+  /** A declared log-start jump that does not start at the table's offset or end at the range. */
+  | 'log-start-jump-mismatch'
+  | 'invalid-range'
+  /** The table holds no offset for a chain that started from a table offset. */
+  | 'unknown-to-table'
+
+export interface RejectedPartition {
+  topic: string
+  partition: number
+  reason: RejectionReason
+  /** Where the participant must seek back to; undefined when the table never saw the partition. */
+  tableOffset: bigint | undefined
+  range: OffsetRange
+}
+
+export interface LostRecords {
+  topic: string
+  partition: number
+  /** The table's offset: the first record lost. */
+  from: bigint
+  /** The broker's log start: the first record kept. */
+  to: bigint
+  count: bigint
+}
+
+export interface ContiguityCheck {
+  accepted: AcceptedPartition[]
+  rejected: RejectedPartition[]
+  lost: LostRecords[]
+  errored: Array<{ topic: string; partition: number; message: string }>
+  unchanged: Array<{ topic: string; partition: number }>
+}
+
+/** The status would change the table: files, an advanced range or a log-start jump. */
+export function advancesTable(status: PartitionWriteStatus): boolean {
+  return (
+    status.kind === 'written' &&
+    (status.files.length > 0 || status.range.end !== status.range.start || status.logStartJump !== undefined)
+  )
+}
+
+function lostBy(topic: string, partition: number, jump: LogStartJump): LostRecords {
+  return { topic, partition, from: jump.from, to: jump.to, count: jump.to - jump.from }
+}
+
+export function checkContiguity(progress: Progress, statuses: readonly PartitionWriteStatus[]): ContiguityCheck {
+  const check: ContiguityCheck = { accepted: [], rejected: [], lost: [], errored: [], unchanged: [] }
+  for (const status of statuses) {
+    const { topic, partition } = status
+    if (status.kind === 'error') {
+      check.errored.push({ topic, partition, message: status.message })
+      continue
+    }
+    if (status.kind === 'empty' || !advancesTable(status)) {
+      check.unchanged.push({ topic, partition })
+      continue
+    }
+    const { range, files } = status
+    const jump = status.logStartJump
+    const table = progress.get(topic)?.get(partition)
+    const reject = (reason: RejectionReason) =>
+      check.rejected.push({ topic, partition, reason, tableOffset: table, range })
+    const accept = (acceptedJump: LogStartJump | undefined) => {
+      check.accepted.push({
+        topic,
+        partition,
+        range,
+        files,
+        tableOffset: table,
+        ...(acceptedJump ? { logStartJump: acceptedJump } : {}),
+      })
+      if (acceptedJump) check.lost.push(lostBy(topic, partition, acceptedJump))
+    }
+
+    if (range.end < range.start || (files.length > 0 && range.end === range.start)) {
+      reject('invalid-range')
+    } else if (jump && (jump.to <= jump.from || jump.to !== range.start)) {
+      reject(table === undefined || jump.to <= jump.from ? 'invalid-range' : 'log-start-jump-mismatch')
+    } else if (table === undefined) {
+      if (status.origin === 'table') reject('unknown-to-table')
+      // A first commit that positioned past the group's offset because of retention: the gap
+      // is counted, though the table never held the records before it either.
+      else accept(jump)
+    } else if (range.start === table) {
+      accept(undefined)
+    } else if (jump) {
+      if (jump.from === table) accept(jump)
+      else reject('log-start-jump-mismatch')
+    } else {
+      reject(range.start < table ? 'behind-table' : 'ahead-of-table')
+    }
+  }
+  return check
+}

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import {
+  answeredStatuses,
+  decideRound,
+  hasDataToCommit,
+  isRoundComplete,
+  missingPartitions,
+  openRound,
+  type RoundDecision,
+  type RoundTracker,
+  recordWriteStatus,
+} from './round-tracker.ts'
+import { empty, failed, sender, topic, written } from './test-fixtures.ts'
+import type { PartitionWriteStatus, Sender } from './types.ts'
+
+const commitId = 'c-1'
+const report = (statuses: PartitionWriteStatus[], from: Sender = sender(), id = commitId) => ({
+  commitId: id,
+  sender: from,
+  statuses,
+})
+
+function withAnswers(partitionCount: number, statuses: PartitionWriteStatus[]): RoundTracker {
+  return recordWriteStatus(openRound(commitId, topic, partitionCount), report(statuses)).tracker
+}
+
+describe('RoundTracker', () => {
+  test('a new round waits for every partition of the topic', () => {
+    const tracker = openRound(commitId, topic, 3)
+    assert.deepEqual(missingPartitions(tracker), [0, 1, 2])
+    assert.equal(isRoundComplete(tracker), false)
+  })
+
+  test('is complete once every partition answered, an ERROR answer included', () => {
+    const tracker = withAnswers(3, [written(0, 0n, 5n), empty(1), failed(2)])
+    assert.deepEqual(missingPartitions(tracker), [])
+    assert.equal(isRoundComplete(tracker), true)
+  })
+
+  test('a round of a topic with no partitions is complete at once', () => {
+    assert.equal(isRoundComplete(openRound(commitId, topic, 0)), true)
+  })
+
+  test('records one report for many partitions', () => {
+    const result = recordWriteStatus(openRound(commitId, topic, 4), report([written(0, 0n, 5n), written(2, 0n, 5n)]))
+    assert.deepEqual(result.recorded, [0, 2])
+    assert.deepEqual(missingPartitions(result.tracker), [1, 3])
+  })
+
+  const ignoredCases: Array<{ name: string; report: ReturnType<typeof report>; reason: string }> = [
+    {
+      name: 'a status for another commit id',
+      report: report([written(0, 0n, 5n)], sender(), 'c-0'),
+      reason: 'other-commit',
+    },
+    {
+      name: 'a status for another topic',
+      report: report([written(0, 0n, 5n, { topic: 'elsewhere' })]),
+      reason: 'other-topic',
+    },
+    { name: 'a status for a negative partition', report: report([written(-1, 0n, 5n)]), reason: 'invalid-partition' },
+    {
+      name: 'a status for a fractional partition',
+      report: report([written(0.5, 0n, 5n)]),
+      reason: 'invalid-partition',
+    },
+  ]
+  for (const c of ignoredCases) {
+    test(`ignores ${c.name}`, () => {
+      const tracker = openRound(commitId, topic, 2)
+      const result = recordWriteStatus(tracker, c.report)
+      assert.equal(result.tracker, tracker)
+      assert.deepEqual(result.recorded, [])
+      assert.deepEqual(
+        result.ignored.map((i) => i.reason),
+        [c.reason],
+      )
+    })
+  }
+
+  test('the newest status of a partition wins within one generation', () => {
+    let tracker = withAnswers(1, [written(0, 0n, 5n)])
+    tracker = recordWriteStatus(tracker, report([written(0, 0n, 9n)])).tracker
+    assert.deepEqual(answeredStatuses(tracker), [written(0, 0n, 9n)])
+  })
+
+  test('a newer generation replaces the old owner of a partition', () => {
+    let tracker = withAnswers(1, [written(0, 0n, 5n)])
+    tracker = recordWriteStatus(tracker, report([written(0, 5n, 9n)], sender(2, 'w2'))).tracker
+    assert.deepEqual(answeredStatuses(tracker), [written(0, 5n, 9n)])
+    assert.equal(tracker.statuses.get(0)?.sender.workerId, 'w2')
+  })
+
+  test('an older generation (a zombie owner) cannot replace a newer one', () => {
+    const tracker = recordWriteStatus(
+      openRound(commitId, topic, 1),
+      report([written(0, 5n, 9n)], sender(3, 'w2')),
+    ).tracker
+    const result = recordWriteStatus(tracker, report([written(0, 0n, 5n)], sender(2, 'w1')))
+    assert.equal(result.tracker, tracker)
+    assert.deepEqual(result.ignored, [{ partition: 0, reason: 'older-generation' }])
+  })
+
+  test('the same status delivered twice is idempotent', () => {
+    const tracker = withAnswers(2, [written(0, 0n, 5n)])
+    const again = recordWriteStatus(tracker, report([written(0, 0n, 5n)]))
+    assert.equal(again.tracker, tracker)
+    assert.deepEqual(again.ignored, [{ partition: 0, reason: 'duplicate' }])
+  })
+
+  test('recording never changes the tracker it was given', () => {
+    const tracker = openRound(commitId, topic, 2)
+    recordWriteStatus(tracker, report([written(0, 0n, 5n)]))
+    assert.equal(tracker.statuses.size, 0)
+  })
+
+  test('a partition added to the topic during the round is kept but not waited for', () => {
+    const tracker = withAnswers(2, [
+      written(0, 0n, 5n),
+      written(1, 0n, 5n),
+      written(2, 0n, 5n, { origin: 'offset-reset' }),
+    ])
+    assert.equal(isRoundComplete(tracker), true)
+    assert.deepEqual(
+      answeredStatuses(tracker).map((s) => s.partition),
+      [0, 1, 2],
+    )
+  })
+
+  test('answers come out in partition order', () => {
+    const tracker = withAnswers(3, [empty(2), written(0, 0n, 5n), failed(1)])
+    assert.deepEqual(
+      answeredStatuses(tracker).map((s) => s.partition),
+      [0, 1, 2],
+    )
+  })
+
+  const dataCases: Array<[string, PartitionWriteStatus[], boolean]> = [
+    ['files', [written(0, 0n, 5n)], true],
+    ['an advanced range without files', [written(0, 0n, 5n, { files: [] })], true],
+    ['a log-start jump alone', [written(0, 5n, 5n, { jump: { from: 0n, to: 5n } })], true],
+    ['only EMPTY answers', [empty(0), empty(1)], false],
+    ['only ERROR answers', [failed(0)], false],
+    ['a range that did not move', [written(0, 5n, 5n)], false],
+    ['no answers', [], false],
+  ]
+  for (const [name, statuses, expected] of dataCases) {
+    test(`has data to commit with ${name}: ${expected}`, () => {
+      assert.equal(hasDataToCommit(withAnswers(2, statuses)), expected)
+    })
+  }
+})
+
+describe('decideRound', () => {
+  const cases: Array<[string, PartitionWriteStatus[], number, RoundDecision]> = [
+    [
+      'every partition answered with data: commit in full',
+      [written(0, 0n, 5n), empty(1)],
+      10,
+      { kind: 'commit', partial: false, missing: [] },
+    ],
+    [
+      'every partition answered, none with data: close the round without a snapshot',
+      [empty(0), failed(1)],
+      10,
+      { kind: 'close-empty', partial: false, missing: [] },
+    ],
+    ['a partition missing before the timeout: wait', [written(0, 0n, 5n)], 29_999, { kind: 'wait', missing: [1] }],
+    [
+      'a partition missing at the timeout: commit those that answered',
+      [written(0, 0n, 5n)],
+      30_000,
+      { kind: 'commit', partial: true, missing: [1] },
+    ],
+    [
+      'a partition missing at the timeout and no data: close without a snapshot',
+      [empty(0)],
+      30_001,
+      { kind: 'close-empty', partial: true, missing: [1] },
+    ],
+    [
+      'nobody answered by the timeout: close without a snapshot',
+      [],
+      30_000,
+      { kind: 'close-empty', partial: true, missing: [0, 1] },
+    ],
+  ]
+  for (const [name, statuses, elapsed, expected] of cases) {
+    test(name, () => {
+      assert.deepEqual(decideRound(withAnswers(2, statuses), elapsed, 30_000), expected)
+    })
+  }
+})

@@ -1,0 +1,135 @@
+// Who has answered a round: the coordinator's bookkeeping between END-COMMIT and the commit, as
+// Iceberg's CommitState keeps it, but as immutable values so the machine's context can hold them
+// (every change returns a new tracker; an ignored status returns the same one). Pure.
+import { isDeepStrictEqual } from 'node:util'
+import { advancesTable } from './contiguity.ts'
+import type { PartitionWriteStatus, Sender, WriteStatusReport } from './types.ts'
+
+export interface RecordedStatus {
+  status: PartitionWriteStatus
+  sender: Sender
+}
+
+export interface RoundTracker {
+  readonly commitId: string
+  readonly topic: string
+  /** Partitions 0 .. partitionCount-1 of the dataset's topic are expected to answer. */
+  readonly partitionCount: number
+  /** The status that counts, per partition. */
+  readonly statuses: ReadonlyMap<number, RecordedStatus>
+}
+
+export type IgnoredReason =
+  /** A status of another round: a late answer, a zombie coordinator's round, a replay. */
+  | 'other-commit'
+  | 'other-topic'
+  | 'invalid-partition'
+  /** The partition already answered from a newer consumer-group generation: this sender is a zombie. */
+  | 'older-generation'
+  /** The very same status from the very same sender again (a redelivered control message). */
+  | 'duplicate'
+  /** Arrived after the round stopped collecting (the machine decides this, not the tracker). */
+  | 'late'
+
+export interface IgnoredStatus {
+  partition: number
+  reason: IgnoredReason
+}
+
+export interface Recorded {
+  tracker: RoundTracker
+  /** Partitions whose status this report set or replaced. */
+  recorded: number[]
+  ignored: IgnoredStatus[]
+}
+
+export function openRound(commitId: string, topic: string, partitionCount: number): RoundTracker {
+  return { commitId, topic, partitionCount, statuses: new Map() }
+}
+
+function sameSender(a: Sender, b: Sender): boolean {
+  return a.workerId === b.workerId && a.memberId === b.memberId && a.generation === b.generation
+}
+
+/**
+ * Records one WRITE-STATUS. The newest status of a partition wins, but only from a sender of the
+ * same or a newer consumer-group generation: after a rebalance the old owner of a partition may
+ * still answer, and its range is the stale one. (The contiguity check would reject a stale range
+ * anyway; keeping the newer owner's answer means its files are the ones checked.) A partition
+ * beyond `partitionCount` is kept: partitions added to the topic during the round answer too,
+ * they just are not waited for.
+ */
+export function recordWriteStatus(tracker: RoundTracker, report: WriteStatusReport): Recorded {
+  const recorded: number[] = []
+  const ignored: IgnoredStatus[] = []
+  let statuses: Map<number, RecordedStatus> | undefined
+  for (const status of report.statuses) {
+    const { partition } = status
+    if (report.commitId !== tracker.commitId) ignored.push({ partition, reason: 'other-commit' })
+    else if (status.topic !== tracker.topic) ignored.push({ partition, reason: 'other-topic' })
+    else if (!Number.isInteger(partition) || partition < 0) ignored.push({ partition, reason: 'invalid-partition' })
+    else {
+      const current = (statuses ?? tracker.statuses).get(partition)
+      if (current && report.sender.generation < current.sender.generation) {
+        ignored.push({ partition, reason: 'older-generation' })
+      } else if (current && sameSender(current.sender, report.sender) && isDeepStrictEqual(current.status, status)) {
+        ignored.push({ partition, reason: 'duplicate' })
+      } else {
+        statuses ??= new Map(tracker.statuses)
+        statuses.set(partition, { status, sender: report.sender })
+        recorded.push(partition)
+      }
+    }
+  }
+  return { tracker: statuses ? { ...tracker, statuses } : tracker, recorded, ignored }
+}
+
+/** Expected partitions that have not answered (an `error` answer counts as answered). */
+export function missingPartitions(tracker: RoundTracker): number[] {
+  const missing: number[] = []
+  for (let partition = 0; partition < tracker.partitionCount; partition++) {
+    if (!tracker.statuses.has(partition)) missing.push(partition)
+  }
+  return missing
+}
+
+/**
+ * Every expected partition answered. An `error` answer counts: waiting for the timeout would not
+ * change it, and its partition goes into the next round anyway.
+ */
+export function isRoundComplete(tracker: RoundTracker): boolean {
+  for (let partition = 0; partition < tracker.partitionCount; partition++) {
+    if (!tracker.statuses.has(partition)) return false
+  }
+  return true
+}
+
+/** The statuses that count, by partition. */
+export function answeredStatuses(tracker: RoundTracker): PartitionWriteStatus[] {
+  return [...tracker.statuses.entries()].sort(([a], [b]) => a - b).map(([, recorded]) => recorded.status)
+}
+
+/** Some answer would change the table: files, an advanced range or a log-start jump. */
+export function hasDataToCommit(tracker: RoundTracker): boolean {
+  for (const { status } of tracker.statuses.values()) if (advancesTable(status)) return true
+  return false
+}
+
+export type RoundDecision =
+  /** Not everyone answered and there is time left. */
+  | { kind: 'wait'; missing: number[] }
+  /** Commit the answers; `partial` when the timeout cut the round short (`missing` go next round). */
+  | { kind: 'commit'; partial: boolean; missing: number[] }
+  /** Nothing to commit: acknowledge the round without a snapshot (no empty Iceberg commits). */
+  | { kind: 'close-empty'; partial: boolean; missing: number[] }
+
+/**
+ * What to do with a round `elapsedMs` after END-COMMIT went out. The timeout counts from END, not
+ * from START: the interval between them is for writing, the timeout for answering.
+ */
+export function decideRound(tracker: RoundTracker, elapsedMs: number, commitTimeoutMs: number): RoundDecision {
+  const missing = missingPartitions(tracker)
+  const partial = missing.length > 0
+  if (partial && elapsedMs < commitTimeoutMs) return { kind: 'wait', missing }
+  return hasDataToCommit(tracker) ? { kind: 'commit', partial, missing } : { kind: 'close-empty', partial, missing }
+}
