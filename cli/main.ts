@@ -2,6 +2,9 @@
 // worker exists it offers help and version only.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { runObserve } from './observe.ts'
+import { runWorker } from './run.ts'
+import { runStatus } from './status.ts'
 import { runValidate } from './validate.ts'
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -18,6 +21,7 @@ commands:
 
 options:
   -c, --config FILE   the configuration file (default: $FLOE_CONFIG)
+      --json          observe, status: JSON for machines
   -h, --help          show this help
   -v, --version       print the version`
 
@@ -30,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
       config: { type: 'string', short: 'c' },
+      json: { type: 'boolean' },
     },
   })
   if (values.version) {
@@ -43,10 +48,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   const configPath = typeof values.config === 'string' ? values.config : undefined
   if (command === 'validate') return runValidate(configPath)
-  if (['run', 'observe', 'status'].includes(command)) {
-    console.error(`floe ${command}: not built yet in this version`)
-    return 70
+  if (command === 'run') {
+    // A stopped worker exits even if a client library still holds a socket or timer open.
+    const code = await runWorker(configPath)
+    setTimeout(() => process.exit(code), 200)
+    return code
   }
+  if (command === 'status') return runStatus(configPath, { json: values.json === true })
+  if (command === 'observe') return runObserve(configPath, { json: values.json === true })
   console.error(`floe: unknown command '${command}'\n\n${usage}`)
   return 2
 }

@@ -1,8 +1,10 @@
 // The coordinator: drives one dataset's commit rounds and makes the Iceberg commit (issue #5).
 // Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
-// tracker, contiguity check, commit and ACK content), the committing actor's work on top of
-// shared/iceberg/commit, the round machine, and the mapping to protocol/ messages. Internal:
-// test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
+// tracker, contiguity check, commit and ACK content, the round's report), the committing actor's
+// work on top of shared/iceberg/commit, the round machine, the mapping to protocol/ messages, and
+// the DatasetCoordinator that runs the machine on the real table, topic and control channel.
+// Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts,
+// round-waiters.ts), test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
 export {
   type CommitPlan,
   type CommittedPartition,
@@ -28,6 +30,7 @@ export {
   type RejectionReason,
 } from './contiguity.ts'
 export { coordinatorMachine } from './coordinator.machine.ts'
+export { DatasetCoordinator, type DatasetCoordinatorOptions } from './dataset-coordinator.ts'
 export {
   type AckRoundInput,
   type AckRoundOutput,
@@ -80,6 +83,7 @@ export {
   type RoundTracker,
   recordWriteStatus,
 } from './round-tracker.ts'
+export type { RoundResult } from './round-waiters.ts'
 export type {
   LogStartJump,
   OffsetRange,

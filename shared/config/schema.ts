@@ -99,6 +99,11 @@ export const walSchema = z
     /** Pause consuming while open segments hold this much memory. */
     maxOpenSegmentMemoryBytes: positiveInt.default(512 * 1024 * 1024),
     compression: z.enum(['zstd', 'snappy', 'gzip', 'lz4', 'none']).default('zstd'),
+    /**
+     * The WAL volume's size for the disk watermark, when it should not be the filesystem's (a
+     * shared disk, or a test that simulates a small volume). Unset: the filesystem's own size.
+     */
+    volumeSizeBytes: positiveInt.optional(),
   })
   .strict()
 

@@ -1,0 +1,60 @@
+// `floe run`: one worker until SIGTERM or SIGINT. The first signal drains (a last round, its ACK
+// within drainTimeoutSeconds, then the groups are left so partitions move at once); a second
+// signal exits at once — whatever is left over is safe by recovery.
+import { type FloeConfig, loadConfig, redact } from '../shared/config/index.ts'
+import { messageOf } from '../shared/index.ts'
+import { createLogger } from '../shared/telemetry/index.ts'
+import { Worker, workerIdOf } from './worker.ts'
+
+export async function runWorker(configPath: string | undefined): Promise<number> {
+  let config: FloeConfig
+  try {
+    config = loadConfig(configPath)
+  } catch (error) {
+    console.error(`floe run: ${messageOf(error)}`)
+    return 2
+  }
+  const workerId = workerIdOf()
+  const logger = createLogger({ level: config.log.level, base: { worker: workerId } })
+  logger.info({ config: redact(config) }, 'configuration loaded')
+  const worker = new Worker(config, { logger, workerId })
+
+  let signals = 0
+  const stopped = new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++
+      if (signals > 1) {
+        logger.warn({ signal }, 'second signal: exiting now')
+        logger.flush()
+        process.exit(130)
+      }
+      logger.info({ signal, drainTimeoutSeconds: config.ingestion.drainTimeoutSeconds }, 'draining')
+      void worker
+        .drain(config.ingestion.drainTimeoutSeconds * 1000)
+        .then(() => worker.stop({ leave: true }))
+        .then(
+          () => resolve(0),
+          (error: unknown) => {
+            logger.error({ err: messageOf(error) }, 'stop failed')
+            resolve(1)
+          },
+        )
+    }
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+  })
+
+  try {
+    await worker.start()
+  } catch (error) {
+    logger.fatal({ err: messageOf(error), code: (error as { code?: string }).code }, 'worker could not start')
+    console.error(`floe run: ${messageOf(error)}`)
+    await worker.stop({ leave: true }).catch(() => {})
+    logger.flush()
+    return 1
+  }
+  const code = await stopped
+  logger.info('worker stopped')
+  logger.flush()
+  return code
+}

@@ -1,0 +1,299 @@
+// `floe status`: per dataset, where the table stands against the topic — each partition's table
+// offset (the progress marker, DESIGN.md invariant 1), the topic's end offset, the lag between
+// them — and the last Floe commit with its age. Human table by default, one JSON document with
+// --json. Reads only; a server that cannot be reached is one line naming it, exit 1.
+import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
+import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
+import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import { stringifyJson } from '../shared/json/index.ts'
+import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
+import { findProgress, floeSummaryKeys, offsetsKey, type ProgressSource } from '../shared/progress/index.ts'
+import { catalogConfigOf, storageOf } from './validate.ts'
+
+export interface PartitionLag {
+  partition: number
+  /** The next offset the table holds; undefined when the group never committed the partition. */
+  tableOffset: bigint | undefined
+  endOffset: bigint | undefined
+  /** end - table offset; for a partition the table never saw, everything still in the log (end - log start). */
+  lag: bigint | undefined
+}
+
+export interface LastCommit {
+  snapshotId: bigint
+  commitId: string
+  /** When the snapshot was committed, ms since the epoch. */
+  committedAtMs: number
+  ageMs: number
+}
+
+export interface DatasetStatus {
+  dataset: string
+  topic: string
+  table: string
+  group: string
+  tableExists: boolean
+  /** Partitions of the topic; undefined when the topic does not exist. */
+  partitionCount: number | undefined
+  progressSource: ProgressSource['kind']
+  partitions: PartitionLag[]
+  totalLag: bigint
+  lastCommit: LastCommit | undefined
+}
+
+/**
+ * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
+ * Kafka client's MultipleErrors (an `errors` list that is not an AggregateError) down to the socket.
+ */
+export function reasonOf(error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code
+    if (code === 'ECONNREFUSED') return 'connection refused'
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
+    if (code === 'ETIMEDOUT') return 'connection timed out'
+    const errors = (current as { errors?: unknown }).errors
+    if (Array.isArray(errors) && errors.length > 0) current = errors[0]
+    else if (current.cause !== undefined) current = current.cause
+    else break
+  }
+  return messageOf(current ?? error)
+}
+
+/**
+ * Runs `work`; a failure or no answer within `ms` becomes a FloeError of `code` whose message
+ * names `server` (details.server) and the reason in one line.
+ */
+export async function reach<T>(
+  server: string,
+  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE',
+  ms: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
+  })
+  try {
+    return await Promise.race([work(), timeout])
+  } catch (error) {
+    if (isFloeError(error) && error.details['server'] !== undefined) throw error
+    throw new FloeError(code, `${server}: ${reasonOf(error)}`, { cause: error, details: { server } })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export function kafkaConnectionOf(config: FloeConfig, suffix: string, connectTimeoutMs?: number): KafkaConnection {
+  const { kafka } = config
+  return {
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-${suffix}`,
+    ...(kafka.ssl ? { ssl: true } : {}),
+    ...(kafka.sasl ? { sasl: kafka.sasl } : {}),
+    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+  }
+}
+
+/** The consumer group of a dataset (CONFIG.md: `<groupPrefix>-<dataset name>`). */
+export function datasetGroup(config: FloeConfig, dataset: string): string {
+  return `${config.kafka.groupPrefix}-${dataset}`
+}
+
+/** The newest snapshot of main that this group's rounds committed. */
+export function lastFloeCommit(metadata: TableMetadata, group: string, now: number): LastCommit | undefined {
+  const key = offsetsKey(group)
+  for (const snapshot of ancestorsOfRef(metadata)) {
+    const commitId = snapshot.summary[floeSummaryKeys.commitId]
+    if (commitId === undefined || snapshot.summary[key] === undefined) continue
+    const committedAtMs = Number(snapshot['timestamp-ms'])
+    return { snapshotId: snapshot['snapshot-id'], commitId, committedAtMs, ageMs: Math.max(0, now - committedAtMs) }
+  }
+  return undefined
+}
+
+export interface StatusOptions {
+  /** How long one server may take to answer. Default 10 s. */
+  timeoutMs?: number
+  now?: () => number
+}
+
+/**
+ * Reads every dataset's status. A server that does not answer throws FloeError KAFKA_UNAVAILABLE
+ * or CATALOG_UNAVAILABLE naming it.
+ */
+export async function datasetStatuses(config: FloeConfig, options: StatusOptions = {}): Promise<DatasetStatus[]> {
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const now = options.now ?? Date.now
+  const kafka = `kafka ${config.kafka.brokers.join(',')}`
+  const catalogName =
+    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+  const admin = new KafkaAdmin(kafkaConnectionOf(config, 'status', timeoutMs))
+  let catalog: Catalog | undefined
+  try {
+    const storage = storageOf(config)
+    catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
+      openCatalog(catalogConfigOf(config, storage)),
+    )
+    const opened = catalog
+    const statuses: DatasetStatus[] = []
+    for (const dataset of config.datasets) {
+      const identifier: TableIdentifier = { namespace: dataset.namespace, name: dataset.tableName }
+      const group = datasetGroup(config, dataset.name)
+      const metadata = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
+        loadIfExists(opened, identifier),
+      )
+      const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+        admin.partitionCount(dataset.topic),
+      )
+      const found = metadata ? findProgress(metadata, group) : undefined
+      const offsets = found?.progress.get(dataset.topic) ?? new Map<number, bigint>()
+      const partitions = [...new Set([...Array.from({ length: partitionCount ?? 0 }, (_, p) => p), ...offsets.keys()])]
+      partitions.sort((a, b) => a - b)
+      const inTopic = partitions.filter((p) => p < (partitionCount ?? 0))
+      const [ends, starts] = inTopic.length
+        ? await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+            Promise.all([admin.endOffsets(dataset.topic, inTopic), admin.startOffsets(dataset.topic, inTopic)]),
+          )
+        : [new Map<number, bigint>(), new Map<number, bigint>()]
+      const lags = partitions.map((partition): PartitionLag => {
+        const tableOffset = offsets.get(partition)
+        const endOffset = ends.get(partition)
+        const from = tableOffset ?? starts.get(partition)
+        const lag = endOffset === undefined || from === undefined ? undefined : endOffset - from
+        return { partition, tableOffset, endOffset, lag: lag !== undefined && lag < 0n ? 0n : lag }
+      })
+      statuses.push({
+        dataset: dataset.name,
+        topic: dataset.topic,
+        table: formatTableIdentifier(identifier),
+        group,
+        tableExists: metadata !== undefined,
+        partitionCount,
+        progressSource: found?.source.kind ?? 'none',
+        partitions: lags,
+        totalLag: lags.reduce((sum, p) => sum + (p.lag ?? 0n), 0n),
+        lastCommit: metadata ? lastFloeCommit(metadata, group, now()) : undefined,
+      })
+    }
+    return statuses
+  } finally {
+    await admin.close().catch(() => {})
+    await catalog?.close().catch(() => {})
+  }
+}
+
+async function loadIfExists(catalog: Catalog, identifier: TableIdentifier): Promise<TableMetadata | undefined> {
+  try {
+    return (await catalog.loadTable(identifier)).metadata
+  } catch (error) {
+    // A table that does not exist yet is a status ("created on first run"), not a failure.
+    if (isFloeError(error, 'CATALOG_NOT_FOUND')) return undefined
+    throw error
+  }
+}
+
+/** A duration as an operator reads it: 850 ms, 12 s, 4 min 3 s, 2 h 5 min, 3 d 4 h. */
+export function formatAge(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  const s = Math.floor(ms / 1000)
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
+  return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`
+}
+
+const dash = '-'
+const text = (value: bigint | number | undefined) => (value === undefined ? dash : String(value))
+
+/** The human report: one block per dataset, one row per partition. */
+export function formatStatus(statuses: readonly DatasetStatus[]): string {
+  const blocks = statuses.map((s) => {
+    const topic = s.partitionCount === undefined ? 'missing' : `${s.partitionCount} partition(s)`
+    const lines = [`dataset ${s.dataset}  topic ${s.topic} (${topic})  table ${s.table}  group ${s.group}`]
+    const commit = s.lastCommit
+    if (!s.tableExists) lines.push('  table: not created yet (created on first run)')
+    else if (commit) {
+      lines.push(
+        `  last commit: snapshot ${commit.snapshotId} round ${commit.commitId} at ${new Date(commit.committedAtMs).toISOString()} (${formatAge(commit.ageMs)} ago)`,
+      )
+    } else
+      lines.push(
+        `  last commit: none by this group${s.progressSource === 'property' ? ' (offsets from the table property)' : ''}`,
+      )
+    if (s.partitions.length === 0) return lines.join('\n')
+    const rows = [['partition', 'table offset', 'end offset', 'lag']]
+    for (const p of s.partitions) rows.push([String(p.partition), text(p.tableOffset), text(p.endOffset), text(p.lag)])
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+    for (const row of rows) {
+      lines.push(
+        `  ${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')}`,
+      )
+    }
+    lines.push(`  total lag ${s.totalLag}`)
+    return lines.join('\n')
+  })
+  return blocks.join('\n\n')
+}
+
+/** The JSON report: offsets and ids as JSON integers (exact past 2^53), times as ISO text too. */
+export function statusJson(statuses: readonly DatasetStatus[], at: number): string {
+  return stringifyJson({
+    at: new Date(at).toISOString(),
+    datasets: statuses.map((s) => ({
+      dataset: s.dataset,
+      topic: s.topic,
+      table: s.table,
+      group: s.group,
+      tableExists: s.tableExists,
+      partitionCount: s.partitionCount ?? null,
+      progressSource: s.progressSource,
+      partitions: s.partitions.map((p) => ({
+        partition: p.partition,
+        tableOffset: p.tableOffset ?? null,
+        endOffset: p.endOffset ?? null,
+        lag: p.lag ?? null,
+      })),
+      totalLag: s.totalLag,
+      lastCommit: s.lastCommit
+        ? {
+            snapshotId: s.lastCommit.snapshotId,
+            commitId: s.lastCommit.commitId,
+            committedAt: new Date(s.lastCommit.committedAtMs).toISOString(),
+            ageSeconds: Math.round(s.lastCommit.ageMs / 1000),
+          }
+        : null,
+    })),
+  })
+}
+
+export interface Output {
+  write(text: string): unknown
+}
+
+export async function runStatus(
+  configPath: string | undefined,
+  options: { json?: boolean; stdout?: Output; stderr?: Output; timeoutMs?: number } = {},
+): Promise<number> {
+  const stdout = options.stdout ?? process.stdout
+  const stderr = options.stderr ?? process.stderr
+  let config: FloeConfig
+  try {
+    config = loadConfig(configPath)
+  } catch (error) {
+    stderr.write(`floe status: ${messageOf(error)}\n`)
+    return 2
+  }
+  try {
+    const statuses = await datasetStatuses(
+      config,
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    )
+    stdout.write(`${options.json ? statusJson(statuses, Date.now()) : formatStatus(statuses)}\n`)
+    return 0
+  } catch (error) {
+    stderr.write(`floe status: ${isFloeError(error) ? error.message : reasonOf(error)}\n`)
+    return 1
+  }
+}

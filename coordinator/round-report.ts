@@ -1,0 +1,135 @@
+// What one round did, gathered from the machine's emitted events for the round's single log line
+// and its metrics (the runner, dataset-coordinator.ts, feeds it). Pure: a fold over events.
+import type { LostRecords, RejectedPartition } from './contiguity.ts'
+import type { CoordinatorEmitted, FailureSummary, PhaseDurations, Phase as RoundPhase } from './machine-types.ts'
+
+export interface RoundReport {
+  commitId: string | undefined
+  /** Partitions of the topic when the round started: the ones that had to answer. */
+  partitionCount: number | undefined
+  answered: number | undefined
+  missing: number[]
+  /** The timeout cut the round short. */
+  partial: boolean
+  accepted: number
+  rejected: RejectedPartition[]
+  lost: LostRecords[]
+  /** Commit attempts (1 when the first won); 0 when nothing was committed. */
+  attempts: number
+  /** Statuses the round did not count (other commit, older generation, late, ...). */
+  ignored: number
+  /** Records in the accepted files (the runner sets it from the commit's plan). */
+  recordsCommitted: bigint
+}
+
+export function newRoundReport(commitId?: string): RoundReport {
+  return {
+    commitId,
+    partitionCount: undefined,
+    answered: undefined,
+    missing: [],
+    partial: false,
+    accepted: 0,
+    rejected: [],
+    lost: [],
+    attempts: 0,
+    ignored: 0,
+    recordsCommitted: 0n,
+  }
+}
+
+/** The report after `event`; a `round.started` begins a new one. */
+export function foldRoundEvent(report: RoundReport, event: CoordinatorEmitted): RoundReport {
+  switch (event.type) {
+    case 'round.started':
+      return { ...newRoundReport(event.commitId), partitionCount: event.partitionCount }
+    case 'round.status-ignored':
+      return { ...report, ignored: report.ignored + event.ignored.length }
+    case 'round.collected':
+      return { ...report, answered: event.answered, missing: event.missing, partial: event.partial }
+    case 'round.committed':
+      return {
+        ...report,
+        accepted: event.accepted,
+        rejected: event.rejected,
+        lost: event.lost,
+        attempts: event.attempts,
+      }
+    default:
+      return report
+  }
+}
+
+/** Total records a round lost to retention. */
+export function lostRecordCount(report: RoundReport): bigint {
+  return report.lost.reduce((sum, lost) => sum + lost.count, 0n)
+}
+
+function baseFields(dataset: string, report: RoundReport): Record<string, unknown> {
+  return {
+    dataset,
+    commitId: report.commitId,
+    partitions: report.partitionCount,
+    answered: report.answered,
+    missing: report.missing,
+    partial: report.partial,
+    accepted: report.accepted,
+    rejected: report.rejected.map(({ partition, reason, tableOffset, range }) => ({
+      partition,
+      reason,
+      tableOffset: tableOffset?.toString(),
+      range: `${range.start}-${range.end}`,
+    })),
+    ignoredStatuses: report.ignored,
+  }
+}
+
+/** The log line of a finished round (JSON-safe: ids and counts past 2^53 as strings). */
+export function completedRoundFields(
+  dataset: string,
+  report: RoundReport,
+  completed: Extract<CoordinatorEmitted, { type: 'round.completed' }>,
+): Record<string, unknown> {
+  const { outcome } = completed
+  return {
+    ...baseFields(dataset, report),
+    outcome: outcome.kind,
+    snapshotId: outcome.kind === 'committed' ? outcome.snapshotId.toString() : undefined,
+    records: report.recordsCommitted.toString(),
+    lostRecords: report.lost.length > 0 ? lostRecordCount(report).toString() : undefined,
+    attempts: report.attempts,
+    phasesMs: phaseFields(completed.phases),
+    totalMs: completed.totalMs,
+  }
+}
+
+/** The log line of a failed round. */
+export function failedRoundFields(
+  dataset: string,
+  report: RoundReport,
+  failed: { commitId: string | undefined; phase: RoundPhase; error: FailureSummary; consecutiveFailures: number },
+): Record<string, unknown> {
+  return {
+    ...baseFields(dataset, { ...report, commitId: failed.commitId ?? report.commitId }),
+    outcome: 'failed',
+    phase: failed.phase,
+    code: failed.error.code,
+    retryable: failed.error.retryable,
+    error: failed.error.message,
+    consecutiveFailures: failed.consecutiveFailures,
+  }
+}
+
+function phaseFields(phases: PhaseDurations): Record<string, number> {
+  return {
+    open: phases.openMs,
+    collecting: phases.collectingMs,
+    committing: phases.committingMs,
+    acking: phases.ackingMs,
+  }
+}
+
+/** The phases as the `floe_round_phase_seconds` histogram labels them. */
+export function phaseSeconds(phases: PhaseDurations): Array<{ phase: string; seconds: number }> {
+  return Object.entries(phaseFields(phases)).map(([phase, ms]) => ({ phase, seconds: ms / 1000 }))
+}
