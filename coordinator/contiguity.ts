@@ -34,6 +34,8 @@ export interface AcceptedPartition {
   tableOffset: bigint | undefined
   /** The jump this commit accepted, when retention deleted records the table never got. */
   logStartJump?: LogStartJump
+  /** Kafka timestamp (ms) of the range's oldest record, for commit-visibility latency. */
+  oldestTimestampMs?: number
 }
 
 export type RejectionReason =
@@ -111,6 +113,7 @@ export function checkContiguity(progress: Progress, statuses: readonly Partition
         files,
         tableOffset: table,
         ...(acceptedJump ? { logStartJump: acceptedJump } : {}),
+        ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: status.oldestTimestampMs }),
       })
       if (acceptedJump) check.lost.push(lostBy(topic, partition, acceptedJump))
     }

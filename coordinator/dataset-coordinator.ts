@@ -401,7 +401,17 @@ export class DatasetCoordinator {
     if (commit.kind !== 'committed') return
     const { accepted, lost } = commit.plan.check
     let records = 0n
-    for (const partition of accepted) for (const file of partition.files) records += file.recordCount
+    const now = this.#now()
+    for (const partition of accepted) {
+      for (const file of partition.files) records += file.recordCount
+      // From the oldest record's Kafka timestamp to the commit that made it visible.
+      if (partition.oldestTimestampMs !== undefined) {
+        this.#o.metrics.commitVisibilitySeconds.observe(
+          this.#labels,
+          Math.max(0, now - partition.oldestTimestampMs) / 1000,
+        )
+      }
+    }
     this.#report = { ...this.#report, recordsCommitted: records }
     this.#o.metrics.recordsCommitted.inc(this.#labels, Number(records))
     const lostCount = lost.reduce((sum, l) => sum + l.count, 0n)

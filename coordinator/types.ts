@@ -50,6 +50,8 @@ export type PartitionWriteStatus =
       files: readonly DataFile[]
       origin: RangeOrigin
       logStartJump?: LogStartJump
+      /** Kafka timestamp (ms) of the range's oldest record, when the participant knows it. */
+      oldestTimestampMs?: number
     }
   | { kind: 'empty'; topic: string; partition: number }
   | { kind: 'error'; topic: string; partition: number; message: string }

@@ -26,6 +26,7 @@ function statusFromWire(status: PartitionStatus, toDataFile: (entry: DataFileEnt
     range: { start: status.rangeStart, end: status.rangeEnd },
     files: status.files.map(toDataFile),
     origin: status.origin ?? 'table',
+    ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: status.oldestTimestampMs }),
     ...(jump ? { logStartJump: { from: jump.from, to: jump.to } } : {}),
   }
 }

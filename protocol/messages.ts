@@ -63,6 +63,8 @@ export interface PartitionStatus extends TopicPartition {
    * 'table', the strict reading.
    */
   origin?: RangeOrigin
+  /** Kafka timestamp (ms) of the oldest record in the range: commit visibility is measured from it. */
+  oldestTimestampMs?: number
 }
 
 export type RangeOrigin = 'table' | 'group-offset' | 'offset-reset'

@@ -192,6 +192,7 @@ function partitionStatusToWire(status: PartitionStatus): pb.PartitionStatus {
       ? { logStartJump: { $typeName: 'floe.control.v1.LogStartJump', ...status.logStartJump } }
       : {}),
     origin: status.origin === undefined ? PartitionStatus_Origin.UNSPECIFIED : originToWire[status.origin],
+    ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: BigInt(status.oldestTimestampMs) }),
   }
 }
 
@@ -227,6 +228,7 @@ function partitionStatusFromWire(status: pb.PartitionStatus): PartitionStatus {
     ...(status.error === '' ? {} : { error: status.error }),
     ...(jump ? { logStartJump: { from: jump.from, to: jump.to, lost: jump.lost } } : {}),
     ...originFromWire(status.origin),
+    ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: Number(status.oldestTimestampMs) }),
   }
 }
 
