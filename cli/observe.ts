@@ -18,7 +18,8 @@ import {
 import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
 import { isFloeError, messageOf } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
-import { kafkaConnectionOf, type Output, reach, reasonOf } from './status.ts'
+import { kafkaConnectionOf, reach, reasonOf } from './servers.ts'
+import type { Output } from './status.ts'
 
 interface MessageHead {
   kind: 'message'

@@ -5,11 +5,11 @@
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
 import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
 import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
-import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import { isFloeError, messageOf } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
-import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
+import { KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress, floeSummaryKeys, offsetsKey, type ProgressSource } from '../shared/progress/index.ts'
-import { catalogConfigOf, storageOf } from './validate.ts'
+import { catalogConfigOf, datasetGroup, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
 
 export interface PartitionLag {
   partition: number
@@ -40,65 +40,6 @@ export interface DatasetStatus {
   partitions: PartitionLag[]
   totalLag: bigint
   lastCommit: LastCommit | undefined
-}
-
-/**
- * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
- * Kafka client's MultipleErrors (an `errors` list that is not an AggregateError) down to the socket.
- */
-export function reasonOf(error: unknown): string {
-  let current: unknown = error
-  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
-    const code = (current as NodeJS.ErrnoException).code
-    if (code === 'ECONNREFUSED') return 'connection refused'
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
-    if (code === 'ETIMEDOUT') return 'connection timed out'
-    const errors = (current as { errors?: unknown }).errors
-    if (Array.isArray(errors) && errors.length > 0) current = errors[0]
-    else if (current.cause !== undefined) current = current.cause
-    else break
-  }
-  return messageOf(current ?? error)
-}
-
-/**
- * Runs `work`; a failure or no answer within `ms` becomes a FloeError of `code` whose message
- * names `server` (details.server) and the reason in one line.
- */
-export async function reach<T>(
-  server: string,
-  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE',
-  ms: number,
-  work: () => Promise<T>,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
-  })
-  try {
-    return await Promise.race([work(), timeout])
-  } catch (error) {
-    if (isFloeError(error) && error.details['server'] !== undefined) throw error
-    throw new FloeError(code, `${server}: ${reasonOf(error)}`, { cause: error, details: { server } })
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-export function kafkaConnectionOf(config: FloeConfig, suffix: string, connectTimeoutMs?: number): KafkaConnection {
-  const { kafka } = config
-  return {
-    brokers: kafka.brokers,
-    clientId: `${kafka.clientId}-${suffix}`,
-    ...(kafka.ssl ? { ssl: true } : {}),
-    ...(kafka.sasl ? { sasl: kafka.sasl } : {}),
-    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
-  }
-}
-
-/** The consumer group of a dataset (CONFIG.md: `<groupPrefix>-<dataset name>`). */
-export function datasetGroup(config: FloeConfig, dataset: string): string {
-  return `${config.kafka.groupPrefix}-${dataset}`
 }
 
 /** The newest snapshot of main that this group's rounds committed. */

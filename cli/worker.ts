@@ -31,8 +31,8 @@ import {
   phases,
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
+import { catalogConfigOf, datasetGroup, kafkaConnectionOf, storageOf } from './servers.ts'
 import { ensureDatasetTable, tableIdentifier } from './tables.ts'
-import { catalogConfigOf, storageOf } from './validate.ts'
 
 interface DatasetRuntime {
   name: string
@@ -72,13 +72,7 @@ export class Worker {
   }
 
   get connection(): KafkaConnection {
-    const { kafka } = this.config
-    return {
-      brokers: kafka.brokers,
-      clientId: `${kafka.clientId}-${this.workerId}`,
-      ...(kafka.ssl ? { ssl: true } : {}),
-      ...(kafka.sasl ? { sasl: kafka.sasl } : {}),
-    }
+    return kafkaConnectionOf(this.config, this.workerId)
   }
 
   /** Reaches every server first; a missing one stops the start with its name and the reason. */
@@ -157,7 +151,7 @@ export class Worker {
       }
       if (dataset.dlqTopic) await admin.ensureTopic(dataset.dlqTopic, partitions)
       const loaded = await ensureDatasetTable(catalog, dataset)
-      const group = `${config.kafka.groupPrefix}-${dataset.name}`
+      const group = datasetGroup(config, dataset.name)
       const identifier = tableIdentifier(dataset)
       const participant = new DatasetParticipant({
         dataset,

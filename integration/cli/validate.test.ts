@@ -68,8 +68,8 @@ datasets:
       FLOE_CATALOG__URI: 'http://127.0.0.1:2',
     })
     assert.equal(code, 1)
-    assert.match(out, /FAIL kafka 127\.0\.0\.1:1: kafka: connection refused/)
-    assert.match(out, /FAIL catalog http:\/\/127\.0\.0\.1:2: catalog: connection refused/)
+    assert.match(out, /FAIL kafka 127\.0\.0\.1:1: connection refused/)
+    assert.match(out, /FAIL catalog http:\/\/127\.0\.0\.1:2: connection refused/)
     assert.doesNotMatch(out, /\n\s+at /)
   })
 

@@ -1,0 +1,90 @@
+// How the CLI reaches the servers a configuration names: the Kafka connection, the catalog and
+// storage settings, the dataset's consumer group, and one-line reasons when a server does not
+// answer. Shared by `floe run`, `validate`, `status` and `observe`.
+import type { CatalogConfig } from '../shared/catalog/index.ts'
+import type { FloeConfig } from '../shared/config/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import type { KafkaConnection } from '../shared/kafka/index.ts'
+import { RoutedStorage } from '../shared/storage/index.ts'
+
+/**
+ * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
+ * Kafka client's MultipleErrors (an `errors` list that is not an AggregateError) down to the socket.
+ */
+export function reasonOf(error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code
+    if (code === 'ECONNREFUSED') return 'connection refused'
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
+    if (code === 'ETIMEDOUT') return 'connection timed out'
+    const errors = (current as { errors?: unknown }).errors
+    if (Array.isArray(errors) && errors.length > 0) current = errors[0]
+    else if (current.cause !== undefined) current = current.cause
+    else break
+  }
+  return messageOf(current ?? error)
+}
+
+/**
+ * Runs `work`; a failure or no answer within `ms` becomes a FloeError of `code` whose message
+ * names `server` (details.server) and the reason in one line.
+ */
+export async function reach<T>(
+  server: string,
+  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE',
+  ms: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
+  })
+  try {
+    return await Promise.race([work(), timeout])
+  } catch (error) {
+    if (isFloeError(error) && error.details['server'] !== undefined) throw error
+    throw new FloeError(code, `${server}: ${reasonOf(error)}`, { cause: error, details: { server } })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export function kafkaConnectionOf(config: FloeConfig, suffix: string, connectTimeoutMs?: number): KafkaConnection {
+  const { kafka } = config
+  return {
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-${suffix}`,
+    ...(kafka.ssl ? { ssl: true } : {}),
+    ...(kafka.sasl ? { sasl: kafka.sasl } : {}),
+    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+  }
+}
+
+/** The consumer group of a dataset (CONFIG.md: `<groupPrefix>-<dataset name>`). */
+export function datasetGroup(config: FloeConfig, dataset: string): string {
+  return `${config.kafka.groupPrefix}-${dataset}`
+}
+
+export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): CatalogConfig {
+  return config.catalog.type === 'rest'
+    ? {
+        type: 'rest' as const,
+        uri: config.catalog.uri,
+        ...(config.catalog.warehouse ? { warehouse: config.catalog.warehouse } : {}),
+        ...(config.catalog.token ? { token: config.catalog.token } : {}),
+      }
+    : {
+        type: 'sql' as const,
+        path: config.catalog.path,
+        name: config.catalog.name,
+        warehouse: config.catalog.warehouse,
+        storage,
+      }
+}
+
+export function storageOf(config: FloeConfig): RoutedStorage {
+  return new RoutedStorage(
+    config.storage.type === 'azure' ? { azure: { connectionString: config.storage.azure.connectionString } } : {},
+  )
+}
