@@ -178,6 +178,8 @@ export class Worker {
         logger: logger.child({ dataset: dataset.name, component: 'participant' }),
         metrics: this.metrics,
         phases: this.#phases,
+        // A WRITE-STATUS too large for the control topic puts its file list in the table's storage.
+        statusSpill: { storage, tableLocation: loaded.metadata.location },
       })
       const coordinator = new DatasetCoordinator({
         dataset: { name: dataset.name, topic: dataset.topic },

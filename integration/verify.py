@@ -105,7 +105,8 @@ def main():
         found = collections.Counter(str(v) for v in arrow.column(args.id_column).to_pylist())
         missing = [i for i in expected if found[i] == 0]
         duplicated = {i: n for i, n in found.items() if n > 1}
-        unexpected = [i for i in found if i not in set(expected)]
+        expected_set = set(expected)
+        unexpected = [i for i in found if i not in expected_set]
         result["ids"] = {
             "expected": len(expected),
             "found": sum(found.values()),

@@ -1,26 +1,32 @@
 // The participant side of one dataset on one worker: a member of the dataset's consumer group that
 // ingests every partition assigned to it (consume -> decode -> WAL -> upload) and answers the
-// coordinator's rounds. Positions come from the table (invariant 2), never from Kafka's committed
-// offset, except for a partition the table has never seen.
-import { setTimeout as sleep } from 'node:timers/promises'
-import { type ControlMessage, type PartitionStatus, toDataFileEntry } from '../protocol/index.ts'
+// coordinator's rounds.
+//
+// Two mechanisms, each owning its part:
+// - the record loop (here): fetch the partitions whose machine is writing, decode, dead-letter,
+//   append, rotate on size/age/open segments, report memory and upload backlog. Plain code, per
+//   batch.
+// - one control machine per assigned partition (machine/, run by PartitionSlot): positioning from
+//   the table (invariant 2), recovery, pause/resume, END-COMMIT's flush and status, the ACK's
+//   deletes, resyncs and revocation. Control messages only reach the machines.
+import type { ControlMessage, StartCommit, WriteStatus } from '../protocol/index.ts'
+import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema, StructType } from '../shared/iceberg/index.ts'
 import { compilePartitioner } from '../shared/iceberg/partitioning/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
-import {
-  type FetchedPartition,
-  GroupReader,
-  type KafkaAdmin,
-  type KafkaConnection,
-  type KafkaProducer,
-} from '../shared/kafka/index.ts'
+import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
+import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Backpressure } from './backpressure/index.ts'
-import { compileDecoder, type Decoder, dlqRecord } from './decode/index.ts'
-import { PartitionIngest } from './partition-ingest.ts'
+import { compileDecoder, dlqRecord } from './decode/index.ts'
+import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
+import type { BadRecord } from './partition-ingest.ts'
+import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
+import { RoundReports } from './round-reports.ts'
+import { SerialQueue } from './serial.ts'
+import { sweepUnownedPartitions } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
-import { PartitionLog, partitionLogDirectory, type ReadySegment, recoverPartition } from './wal/index.ts'
 
 export interface ParticipantTable {
   schema: Schema
@@ -55,41 +61,85 @@ export interface DatasetParticipantOptions {
   metrics: FloeMetrics
   phases: PhaseClock
   sessionTimeoutMs?: number
+  /**
+   * Where a WRITE-STATUS too large for the control topic puts its file list (protocol's
+   * spillFiles): the table's location and a storage that writes there. Without it every status
+   * goes whole.
+   */
+  statusSpill?: { storage: ObjectStorage; tableLocation: string; maxBytes?: number }
+  /** How long a round's WRITE-STATUS waits for partitions still flushing (default 5000 ms). */
+  statusWindowMs?: number
+  /** Wait before a failed partition sync is tried again (default 1000 ms). */
+  syncRetryMs?: number
 }
 
 export class DatasetParticipant {
   readonly #o: DatasetParticipantOptions
   readonly #reader: GroupReader
-  readonly #decoder: Decoder
-  readonly #partitions = new Map<number, PartitionIngest>()
-  readonly #uploads = new Map<string, Promise<unknown>>()
+  readonly #env: SlotEnvironment
+  readonly #slots = new Map<number, PartitionSlot>()
+  /** Per partition number, kept across revoke and re-assign: a new slot's sync waits for the old one's release. */
+  readonly #locks = new Map<number, SerialQueue>()
   readonly #partitionType: StructType
-  readonly #bloomFieldIds: number[]
   readonly #labels: { dataset: string }
+  readonly #reporter: string
+  readonly #reports: RoundReports
+  readonly #pendingGroupOffsets = new Map<number, bigint>()
   #running = false
-  #loop: Promise<void> | undefined
-  /** Serializes the record loop and control handling: both touch the partitions. */
-  #lock: Promise<unknown> = Promise.resolve()
   #ready = false
+  #loop: Promise<void> | undefined
+  #wake: (() => void) | undefined
+  #changedMeanwhile = false
+  readonly #onPause = () => this.#broadcast({ type: 'backpressure.pause' })
+  readonly #onResume = () => {
+    this.#broadcast({ type: 'backpressure.resume' })
+    this.#wakeUp()
+  }
 
   constructor(options: DatasetParticipantOptions) {
     this.#o = options
     const { dataset } = options
     this.#labels = { dataset: dataset.name }
+    this.#reporter = `${dataset.name}/${options.group}`
     this.#reader = new GroupReader(options.connection, {
       groupId: options.group,
       topic: dataset.topic,
       sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
     })
-    this.#decoder = compileDecoder(dataset, { maxRecordBytes: options.maxRecordBytes })
     this.#partitionType = compilePartitioner(options.table.spec, options.table.schema).partitionType
-    this.#bloomFieldIds = dataset.bloomFilterColumns.map((name) => {
+    const bloomFieldIds = dataset.bloomFilterColumns.map((name) => {
       const field = options.table.schema.fields.find((f) => f.name === name)
       if (!field) throw new FloeError('CONFIG_INVALID', `bloom filter column ${name} is not in table ${dataset.table}`)
       return field.id
     })
+    this.#reports = new RoundReports({
+      send: (commitId, statuses) => this.#sendStatus(commitId, statuses),
+      flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
+      windowMs: options.statusWindowMs ?? 5000,
+    })
+    this.#env = {
+      dataset,
+      table: options.table,
+      wal: options.wal,
+      bloomFieldIds,
+      autoOffsetReset: options.autoOffsetReset,
+      syncRetryMs: options.syncRetryMs ?? 1000,
+      reader: this.#reader,
+      admin: options.admin,
+      uploads: options.uploads,
+      reports: this.#reports,
+      decoder: compileDecoder(dataset, { maxRecordBytes: options.maxRecordBytes }),
+      logger: options.logger,
+      metrics: options.metrics,
+      phases: options.phases,
+      sidecars: new Map(),
+      deadLetter: (bad) => this.#deadLetter(bad),
+      commitGroupOffset: (partition, offset) => this.#commitGroupOffset(partition, offset),
+      changed: () => this.#changed(),
+    }
   }
 
+  /** Joined the group and running its record loop. */
   get ready(): boolean {
     return this.#ready
   }
@@ -100,332 +150,284 @@ export class DatasetParticipant {
 
   /** Partitions this member ingests now. */
   get assigned(): number[] {
-    return [...this.#partitions.keys()].sort((a, b) => a - b)
+    return [...this.#slots.keys()].sort((a, b) => a - b)
   }
 
   async start(): Promise<void> {
     await this.#reader.join()
+    this.#o.backpressure.on('pause', this.#onPause)
+    this.#o.backpressure.on('resume', this.#onResume)
     this.#running = true
     this.#loop = this.#run()
   }
 
-  #exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#lock.then(work, work)
-    this.#lock = next.catch(() => {})
-    return next
+  /** A control message: START, END and ACK of this dataset and group go to the partitions' machines. */
+  receive(message: ControlMessage): Promise<void> {
+    if (message.dataset !== this.#o.dataset.name || message.group !== this.#o.group) return Promise.resolve()
+    for (const slot of this.#slots.values()) {
+      const event = participantEventOf(message, slot.topic, slot.partition)
+      if (event) slot.send(event)
+    }
+    if (message.body.type === 'StartCommit') this.#sweep(message.body)
+    return Promise.resolve()
   }
 
+  /** Files left by partitions moved to other workers go once the table holds them. */
+  #sweep(start: StartCommit): void {
+    const { dataset, wal, logger } = this.#o
+    const tableOffsets = new Map<number, bigint>()
+    for (const { topic, partition, offset } of start.tableOffsets) {
+      if (topic === dataset.topic) tableOffsets.set(partition, offset)
+    }
+    sweepUnownedPartitions({
+      walDir: wal.dir,
+      dataset: dataset.name,
+      topic: dataset.topic,
+      tableOffsets,
+      owned: (partition) => this.#slots.has(partition),
+      lock: (partition) => this.#lockOf(partition),
+    }).then(
+      (deleted) => {
+        if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
+      },
+      (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
+    )
+  }
+
+  #lockOf(partition: number): SerialQueue {
+    let lock = this.#locks.get(partition)
+    if (!lock) {
+      lock = new SerialQueue()
+      this.#locks.set(partition, lock)
+    }
+    return lock
+  }
+
+  /**
+   * Stops the record loop and every partition: open segments rotate into ready files that a
+   * restart reuses (DESIGN.md "Rotate ... shutdown"). With `leave`, the group is left at once so
+   * the partitions move to other members; without, the membership lasts until the process ends
+   * and its session times out (the Kafka client leaves whenever it closes its consumer).
+   */
+  async stop(options: { leave: boolean }): Promise<void> {
+    this.#running = false
+    this.#wakeUp()
+    await this.#loop?.catch(() => {})
+    this.#o.backpressure.off('pause', this.#onPause)
+    this.#o.backpressure.off('resume', this.#onResume)
+    this.#reports.close(new FloeError('INVARIANT_BROKEN', 'participant stopped'))
+    for (const slot of this.#slots.values()) await slot.shutdown().catch(() => {})
+    this.#slots.clear()
+    this.#reportPressure()
+    if (options.leave) await this.#reader.leave().catch(() => {})
+  }
+
+  // ---- the record loop -------------------------------------------------------------------------
+
   async #run(): Promise<void> {
-    const { phases, backpressure, logger } = this.#o
+    const { phases, logger } = this.#o
     while (this.#running) {
       try {
-        await this.#exclusive(() => this.#syncAssignment())
+        this.#followAssignment()
         this.#ready = true
-        if (backpressure.paused) {
-          phases.switchTo('paused')
-          await sleep(100)
-          continue
-        }
         const positions = new Map<number, bigint>()
-        for (const [partition, state] of this.#partitions) positions.set(partition, state.position)
+        let paused = false
+        for (const slot of this.#slots.values()) {
+          const position = slot.position
+          if (position !== undefined) positions.set(slot.partition, position)
+          else paused ||= slot.paused
+        }
         if (positions.size === 0) {
-          phases.switchTo('idle')
-          await sleep(200)
+          phases.switchTo(paused ? 'paused' : 'idle')
+          await this.#rotateDue()
+          if (this.#o.backpressure.reasons.includes('memory')) await this.#relieveMemory()
+          await this.#idle(200)
           continue
         }
         phases.switchTo('poll')
         const fetched = await this.#reader.fetch(positions)
-        await this.#exclusive(() => this.#ingestAll(fetched))
+        for (const part of fetched) {
+          const slot = this.#slots.get(part.partition)
+          if (!slot) continue
+          const counts = await slot.ingest(part)
+          // lag as the table sees it: what the topic holds beyond the uncommitted chain's start
+          const lag = part.highWatermark - (slot.chainStart ?? part.from)
+          this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
+          if (!counts) continue
+          phases.counts.in += counts.records
+          phases.counts.written += counts.rows
+          phases.counts.dlq += counts.bad
+          this.#o.metrics.recordsReceived.inc(this.#labels, counts.records)
+          this.#o.metrics.recordsWritten.inc(this.#labels, counts.rows)
+        }
+        phases.switchTo('write')
+        await this.#rotateDue()
+        this.#reportPressure()
       } catch (error) {
         if (!this.#running) break
-        logger.warn({ err: messageOf(error), dataset: this.#o.dataset.name }, 'record loop error; retrying')
+        logger.warn({ err: messageOf(error), code: (error as FloeError).code }, 'record loop error; retrying')
         phases.switchTo('idle')
-        await sleep(1000)
+        await this.#idle(1000)
       }
     }
+    phases.switchTo('idle')
   }
 
-  async #ingestAll(fetched: FetchedPartition[]): Promise<void> {
-    const { phases, metrics, dataset } = this.#o
-    for (const part of fetched) {
-      const state = this.#partitions.get(part.partition)
-      // A stale answer: the partition moved away or was repositioned while the fetch was out.
-      if (!state || state.position !== part.from) continue
-      if (part.outOfRange) {
-        const jump = await state.jumpToLogStart(part.logStartOffset)
-        if (jump)
-          this.#o.logger.warn(
-            { dataset: dataset.name, partition: part.partition, ...stringify(jump) },
-            'log start moved past the table offset: records were lost to retention',
-          )
-        continue
-      }
-      const result = await state.ingest(part, this.#decoder, (p) => phases.switchTo(p))
-      phases.counts.in += result.records
-      phases.counts.written += result.rows
-      phases.counts.dlq += result.bad.length
-      metrics.recordsReceived.inc(this.#labels, result.records)
-      metrics.recordsWritten.inc(this.#labels, result.rows)
-      if (result.bad.length) {
-        phases.switchTo('dlq')
-        await this.#deadLetter(result.bad)
-      }
-    }
-    phases.switchTo('write')
-    for (const state of this.#partitions.values()) {
-      const reason = state.log.rotationDue()
-      if (reason) await this.#rotate(state, reason)
-    }
+  async #rotateDue(): Promise<void> {
+    for (const slot of this.#slots.values()) await slot.rotateIfDue()
+  }
+
+  /**
+   * Paused for the memory of open segments: encode their buffered rows into row groups on disk
+   * rather than wait for the next rotation (the round's END may be a commit interval away).
+   */
+  async #relieveMemory(): Promise<void> {
+    for (const slot of this.#slots.values()) await slot.flushRowGroups()
     this.#reportPressure()
   }
 
-  /** Bad records go to the dead-letter topic before their offsets can be committed past. */
-  async #deadLetter(
-    bad: { record: import('../shared/kafka/index.ts').IncomingRecord; error: FloeError }[],
-  ): Promise<void> {
-    const { dataset, metrics, producer } = this.#o
+  /** Creates a machine for each newly assigned partition and revokes the ones the group took away. */
+  #followAssignment(): void {
+    const now = new Set(this.#reader.assigned())
+    for (const [partition, slot] of this.#slots) {
+      if (!now.has(partition)) {
+        // Revoked: the machine rotates and lets go; the new owner reads from the table's offset.
+        slot.send({ type: 'partition.revoked' })
+        this.#slots.delete(partition)
+        this.#changed()
+      }
+    }
+    for (const partition of now) {
+      if (this.#slots.has(partition)) continue
+      const slot = new PartitionSlot(this.#env, partition, this.#lockOf(partition), this.#o.backpressure.paused)
+      this.#slots.set(partition, slot)
+      this.#o.logger.info({ partition }, 'partition assigned')
+    }
+  }
+
+  /**
+   * Refused records go to the dead-letter topic before the append that moves the range past them.
+   * A failed send is retried until it lands or the participant stops: a record neither written
+   * nor dead-lettered must not be committed past, and a DLQ topic that is down shows as lag.
+   */
+  async #deadLetter(bad: readonly BadRecord[]): Promise<void> {
+    const { dataset, metrics, producer, logger } = this.#o
+    const topic = dataset.dlqTopic
+    if (topic) {
+      const records = bad.map(({ record, error }) => dlqRecord(record, topic, dataset.name, error))
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await producer.send(records)
+          break
+        } catch (error) {
+          if (!this.#running) throw error
+          const waitMs = Math.min(30_000, 100 * 2 ** Math.min(attempt, 9))
+          logger.warn({ topic, attempt, waitMs, err: messageOf(error) }, 'dead-letter send failed; retrying')
+          await this.#idle(waitMs)
+        }
+      }
+    }
     for (const { error } of bad) {
       const reason = String(error.details.reason ?? error.code)
-      if (dataset.dlqTopic) metrics.recordsDeadLettered.inc({ dataset: dataset.name, reason })
+      if (topic) metrics.recordsDeadLettered.inc({ dataset: dataset.name, reason })
       else metrics.recordsDropped.inc({ dataset: dataset.name, reason })
     }
-    if (!dataset.dlqTopic) return
-    const topic = dataset.dlqTopic
-    await producer.send(bad.map(({ record, error }) => dlqRecord(record, topic, dataset.name, error)))
   }
 
-  async #rotate(state: PartitionIngest, reason: Parameters<PartitionIngest['rotate']>[0]): Promise<void> {
-    const rotation = await state.rotate(reason)
-    if (!rotation) return
-    this.#o.metrics.rotations.inc({ dataset: this.#o.dataset.name, reason })
-    for (const segment of rotation.segments) this.#upload(state, segment)
-  }
-
-  #upload(state: PartitionIngest, segment: ReadySegment): Promise<unknown> {
-    const existing = this.#uploads.get(segment.uuid)
-    if (existing) return existing
-    const upload = this.#o.uploads.enqueue(segment, this.#o.table.dataLocation).then(async (file) => {
-      await state.log.markUploaded(segment, file.filePath).catch(() => undefined)
-      this.#o.metrics.uploads.inc({ dataset: this.#o.dataset.name, outcome: 'ok' })
-      return file
-    })
-    this.#uploads.set(segment.uuid, upload)
-    upload.catch(() => this.#uploads.delete(segment.uuid))
-    return upload
-  }
-
+  /** Tells the backpressure monitor this participant's share, and the gauges. */
   #reportPressure(): void {
     let memory = 0
-    for (const state of this.#partitions.values()) memory += state.log.bufferedBytes
-    this.#o.backpressure.setOpenSegmentMemoryBytes(memory)
-    this.#o.backpressure.setPendingUploadBytes(this.#o.uploads.pendingBytes)
+    let ready = 0
+    for (const slot of this.#slots.values()) {
+      memory += slot.bufferedBytes
+      ready += slot.readyBytes
+    }
+    this.#o.backpressure.setOpenSegmentMemoryBytes(memory, this.#reporter)
+    this.#o.backpressure.setPendingUploadBytes(ready, this.#reporter)
+    this.#o.metrics.walBytes.set({ ...this.#labels, state: 'open' }, memory)
+    this.#o.metrics.walBytes.set({ ...this.#labels, state: 'ready' }, ready)
     this.#o.metrics.uploadsPending.set(this.#labels, this.#o.uploads.pendingCount)
     this.#o.metrics.uploadPendingBytes.set(this.#labels, this.#o.uploads.pendingBytes)
   }
 
-  async #syncAssignment(): Promise<void> {
-    const now = new Set(this.#reader.assigned())
-    for (const [partition, state] of this.#partitions) {
-      if (now.has(partition)) continue
-      // Revoked: the new owner reads again from the table's offset; what we hold uncommitted is
-      // dropped (uploaded objects become orphans, invisible to readers: invariant 7).
-      this.#partitions.delete(partition)
-      await state.log.dropUncommitted(state.committedOffset).catch(() => {})
-      await state.log.close().catch(() => {})
-      this.#o.logger.info({ dataset: this.#o.dataset.name, partition }, 'partition revoked')
-    }
-    const added = [...now].filter((p) => !this.#partitions.has(p))
-    if (added.length === 0) return
-    const tableOffsets = await this.#o.table.offsets()
-    const unseen = added.filter((p) => !tableOffsets.has(p))
-    const groupOffsets = unseen.length ? await this.#reader.committed(unseen) : new Map<number, bigint>()
-    const resetOffsets = unseen.length
-      ? await (this.#o.autoOffsetReset === 'earliest'
-          ? this.#o.admin.startOffsets(this.#o.dataset.topic, unseen)
-          : this.#o.admin.endOffsets(this.#o.dataset.topic, unseen))
-      : new Map<number, bigint>()
-    for (const partition of added) {
-      const tableOffset = tableOffsets.get(partition)
-      const dir = partitionLogDirectory(this.#o.wal.dir, this.#o.dataset.name, this.#o.dataset.topic, partition)
-      const recovered = await recoverPartition(dir, tableOffset, { topic: this.#o.dataset.topic, partition })
-      const start = tableOffset ?? groupOffsets.get(partition) ?? resetOffsets.get(partition) ?? 0n
-      const position = recovered.resumeFrom ?? start
-      const log = new PartitionLog({
-        dir,
-        topic: this.#o.dataset.topic,
-        partition,
-        schema: this.#o.table.schema,
-        spec: this.#o.table.spec,
-        startOffset: position,
-        codec: this.#o.wal.compression === 'none' ? 'uncompressed' : this.#o.wal.compression,
-        bloomFilterColumns: this.#bloomFieldIds,
-        limits: {
-          maxFileSizeBytes: this.#o.wal.maxFileSizeBytes,
-          maxFileAgeMs: this.#o.wal.maxFileAgeMinutes * 60_000,
-          maxOpenSegments: this.#o.wal.maxOpenSegmentsPerPartition,
-        },
-        recovered: recovered.segments,
-      })
-      const origin = tableOffset !== undefined ? 'table' : groupOffsets.has(partition) ? 'group-offset' : 'offset-reset'
-      const state = new PartitionIngest({
-        log,
-        position,
-        committedOffset: start,
-        origin,
-        recovered: recovered.rotations,
-      })
-      this.#partitions.set(partition, state)
-      for (const segment of recovered.segments) this.#upload(state, segment)
-      this.#o.logger.info(
-        {
-          dataset: this.#o.dataset.name,
-          partition,
-          position: String(position),
-          from:
-            tableOffset !== undefined
-              ? 'table'
-              : groupOffsets.has(partition)
-                ? 'group-offset'
-                : this.#o.autoOffsetReset,
-          reusedFiles: recovered.segments.length,
-          deletedFiles: recovered.deleted.length,
-        },
-        'partition assigned',
-      )
-    }
-  }
+  // ---- the rounds ------------------------------------------------------------------------------
 
-  /** A control message for this dataset and group: START, END, ACK. Other messages are ignored. */
-  receive(message: ControlMessage): Promise<void> {
-    if (message.dataset !== this.#o.dataset.name || message.group !== this.#o.group) return Promise.resolve()
-    switch (message.body.type) {
-      case 'StartCommit':
-        return this.#exclusive(() =>
-          this.#onStart(message.body as Extract<ControlMessage['body'], { type: 'StartCommit' }>),
-        )
-      case 'EndCommit':
-        return this.#exclusive(() => this.#onEnd(message.commitId))
-      case 'CommitAcked':
-        return this.#exclusive(() =>
-          this.#onAck(message.body as Extract<ControlMessage['body'], { type: 'CommitAcked' }>),
-        )
-      default:
-        return Promise.resolve()
-    }
-  }
-
-  async #onStart(body: Extract<ControlMessage['body'], { type: 'StartCommit' }>): Promise<void> {
-    for (const { topic, partition, offset } of body.tableOffsets) {
-      const state = topic === this.#o.dataset.topic ? this.#partitions.get(partition) : undefined
-      if (!state || offset === state.committedOffset) continue
-      if (offset > state.committedOffset && state.uncommitted.some((r) => r.end === offset)) {
-        // The table already has some of our ranges (an ACK we never saw): let them go.
-        await state.committed(offset)
-      } else if (!state.jump) {
-        this.#o.logger.warn(
-          { dataset: this.#o.dataset.name, partition, ours: String(state.committedOffset), table: String(offset) },
-          'out of line with the table: reading again from its offset',
-        )
-        await state.resync(offset)
-      }
-    }
-  }
-
-  async #onEnd(commitId: string): Promise<void> {
-    const { phases } = this.#o
-    phases.switchTo('write')
-    for (const state of this.#partitions.values()) await this.#rotate(state, 'commit')
-    phases.switchTo('upload-wait')
-    const statuses: PartitionStatus[] = []
-    for (const [partition, state] of this.#partitions) {
-      const range = state.pendingRange()
-      const files = []
-      try {
-        for (const segment of state.pendingSegments()) {
-          const file = (await this.#upload(state, segment)) as import('../shared/iceberg/index.ts').DataFile
-          files.push(toDataFileEntry(file, this.#partitionType))
-        }
-      } catch (error) {
-        statuses.push({
-          topic: state.topic,
-          partition,
-          kind: 'error',
-          rangeStart: 0n,
-          rangeEnd: 0n,
-          files: [],
-          error: messageOf(error),
-        })
-        continue
-      }
-      if (!range && !state.jump) {
-        statuses.push({
-          topic: state.topic,
-          partition,
-          kind: 'empty',
-          rangeStart: state.committedOffset,
-          rangeEnd: state.committedOffset,
-          files: [],
-        })
-        continue
-      }
-      const start = state.jump ? state.jump.to : (range?.start ?? state.committedOffset)
-      statuses.push({
-        topic: state.topic,
-        partition,
-        kind: 'data',
-        rangeStart: start,
-        rangeEnd: range?.end ?? start,
-        files,
-        origin: state.origin,
-        ...(state.jump ? { logStartJump: state.jump } : {}),
-      })
-    }
-    phases.switchTo('report')
-    await this.#o.send({
-      dataset: this.#o.dataset.name,
-      group: this.#o.group,
+  async #sendStatus(commitId: string, statuses: readonly PartitionWriteStatus[]): Promise<void> {
+    const { dataset, group, workerId, statusSpill } = this.#o
+    const sidecars = this.#env.sidecars
+    let message: ControlMessage<WriteStatus> = {
+      dataset: dataset.name,
+      group,
       commitId,
-      sender: { workerId: this.#o.workerId, memberId: this.#reader.memberId, generation: this.#reader.generation },
+      sender: { workerId, memberId: this.#reader.memberId, generation: this.#reader.generation },
       timeMs: Date.now(),
-      body: { type: 'WriteStatus', partitions: statuses },
-    })
-  }
-
-  async #onAck(body: Extract<ControlMessage['body'], { type: 'CommitAcked' }>): Promise<void> {
-    const committed = new Map<number, bigint>()
-    for (const { topic, partition, offset } of body.committedOffsets) {
-      const state = topic === this.#o.dataset.topic ? this.#partitions.get(partition) : undefined
-      if (!state) continue
-      const deleted = await state.committed(offset)
-      for (const segment of deleted) this.#uploads.delete(segment.uuid)
-      committed.set(partition, offset)
+      body: {
+        type: 'WriteStatus',
+        partitions: statuses.map((status) =>
+          partitionStatusToWire(status, (file) =>
+            toDataFileEntry(file, this.#partitionType, sidecars.get(file.filePath)),
+          ),
+        ),
+      },
     }
-    for (const rejection of body.rejections) {
-      const state = rejection.topic === this.#o.dataset.topic ? this.#partitions.get(rejection.partition) : undefined
-      if (!state) continue
-      this.#o.logger.warn(
-        { dataset: this.#o.dataset.name, partition: rejection.partition, reason: rejection.reason },
-        'range rejected: reading again from the table offset',
-      )
-      await state.resync(rejection.tableOffset ?? state.committedOffset)
+    if (statusSpill) {
+      message = await spillFiles(message, {
+        storage: statusSpill.storage,
+        location: fileListLocation(statusSpill.tableLocation, commitId, workerId),
+        ...(statusSpill.maxBytes === undefined ? {} : { maxBytes: statusSpill.maxBytes }),
+      })
     }
-    // Group offsets mirror the table for lag monitoring (invariant 6), after the ACK.
-    await this.#reader.commit(committed).catch((error: unknown) => {
-      this.#o.logger.warn({ err: messageOf(error) }, 'could not commit group offsets (lag metrics only)')
+    await this.#o.send(message)
+  }
+
+  /** Group offsets of one round's ACKs go in one request (invariant 6: lag monitoring only). */
+  #commitGroupOffset(partition: number, offset: bigint): void {
+    const first = this.#pendingGroupOffsets.size === 0
+    this.#pendingGroupOffsets.set(partition, offset)
+    if (!first) return
+    setImmediate(() => {
+      const offsets = new Map(this.#pendingGroupOffsets)
+      this.#pendingGroupOffsets.clear()
+      this.#reader.commit(offsets).catch((error: unknown) => {
+        this.#o.logger.warn({ err: messageOf(error) }, 'could not commit group offsets (lag metrics only)')
+      })
     })
   }
 
-  /** Stops the record loop; with `leave`, also leaves the group so partitions move at once. */
-  async stop(options: { leave: boolean }): Promise<void> {
-    this.#running = false
-    await this.#loop?.catch(() => {})
-    await this.#exclusive(async () => {
-      for (const state of this.#partitions.values()) await state.log.close().catch(() => {})
-    })
-    if (options.leave) await this.#reader.leave().catch(() => {})
-  }
-}
+  // ---- plumbing --------------------------------------------------------------------------------
 
-function stringify(values: object): Record<string, string> {
-  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)]))
+  #broadcast(event: { type: 'backpressure.pause' } | { type: 'backpressure.resume' }): void {
+    for (const slot of this.#slots.values()) slot.send(event)
+  }
+
+  #changed(): void {
+    this.#reports.poke()
+    this.#wakeUp()
+    if (this.#running) this.#reportPressure()
+  }
+
+  /**
+   * Waits `ms`, or less when something changed (a machine started writing, backpressure lifted,
+   * the participant stops). A change while the loop was busy ends the next wait at once.
+   */
+  #idle(ms: number): Promise<void> {
+    if (this.#changedMeanwhile) {
+      this.#changedMeanwhile = false
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      this.#wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake
+    this.#wake = undefined
+    if (wake) wake()
+    else this.#changedMeanwhile = true
+  }
 }

@@ -1,8 +1,8 @@
-// One assigned Kafka partition of a dataset: its WAL, its fetch position, and the rotations not yet
-// committed. The per-record path (decode, append) runs here as plain code; the control events
-// (END-COMMIT, ACK, rejection, revoke) only call the methods below.
-
-import type { LogStartJump, RangeOrigin } from '../protocol/index.ts'
+// The record path of one assigned Kafka partition: its WAL, its fetch position, and the rotations
+// not yet committed. Plain code, no machine: decode and append run per batch here, while the
+// partition's control machine (machine/) only decides when the runner may append. The chain of
+// ranges itself (its start, origin, log-start jump) is the machine's context; the rotations here
+// are the files that chain holds.
 import type { StructValue } from '../shared/iceberg/index.ts'
 import type { FloeError } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
@@ -14,10 +14,14 @@ export interface BadRecord {
   error: FloeError
 }
 
-/** What one fetch of the partition produced. */
-export interface IngestedBatch {
+/** One fetched partition, decoded: the rows to append, the records refused, where the range ends. */
+export interface DecodedBatch {
+  /** The position the fetch was made from: the batch is stale if the partition moved since. */
+  from: bigint
+  /** The last record's offset plus one (markers included): where the range ends after the append. */
+  next: bigint
   records: number
-  rows: number
+  rows: StructValue[]
   bad: BadRecord[]
   /** The oldest record timestamp of the batch (ms), for commit-visibility latency. */
   oldestTimestampMs: number | undefined
@@ -44,48 +48,33 @@ export class PartitionIngest {
   readonly log: PartitionLog
   /** Where the next fetch starts. */
   position: bigint
-  /** The start of the oldest uncommitted range: the table's next offset as far as we know. */
-  committedOffset: bigint
-  /** Rotations not yet acknowledged, oldest first; their ranges chain from committedOffset. */
-  readonly uncommitted: Rotation[] = []
-  /** Set when retention moved the log start past our position (the one allowed gap). */
-  jump: LogStartJump | undefined
-  /** Oldest record timestamp (ms) not yet committed, for commit-visibility latency. */
-  oldestUncommittedMs: number | undefined
-  /** Where the chain of ranges started; 'table' once the table holds any of it. */
-  origin: RangeOrigin
+  /** Rotations not yet committed, oldest first; they chain from the machine's chain start. */
+  readonly uncommitted: Rotation[]
+  /** The oldest record timestamp (ms) of each uncommitted rotation, where known (not for recovered ones). */
+  readonly #oldest = new Map<Rotation, number>()
+  /** The oldest record timestamp appended since the last rotation. */
+  #oldestOpen: number | undefined
+  /** The fetch said the position is outside the log: not fetched again until a sync moves it. */
+  outOfRange = false
 
-  constructor(options: {
-    log: PartitionLog
-    position: bigint
-    committedOffset: bigint
-    origin: RangeOrigin
-    recovered?: readonly Rotation[]
-  }) {
-    this.origin = options.origin
+  constructor(options: { log: PartitionLog; position: bigint; recovered?: readonly Rotation[] }) {
     this.log = options.log
     this.topic = options.log.topic
     this.partition = options.log.partition
     this.position = options.position
-    this.committedOffset = options.committedOffset
-    this.uncommitted.push(...(options.recovered ?? []))
+    this.uncommitted = [...(options.recovered ?? [])]
   }
 
   /**
-   * Decodes a fetched partition into the WAL. Records before the asked position in the first
-   * batch are skipped (a fetch returns whole batches); bad records are returned for the
-   * dead-letter path and still advance the range: contiguity is about positions.
+   * Decodes a fetched partition. Records before the asked position in the first batch are skipped
+   * (a fetch returns whole batches); bad records are returned for the dead-letter path and still
+   * advance the range: contiguity is about positions.
    */
-  async ingest(
-    fetched: FetchedPartition,
-    decoder: Decoder,
-    phase?: (name: 'decode' | 'encode') => void,
-  ): Promise<IngestedBatch> {
+  decode(fetched: FetchedPartition, decoder: Decoder): DecodedBatch {
     const rows: StructValue[] = []
     const bad: BadRecord[] = []
     let records = 0
     let oldest: bigint | undefined
-    phase?.('decode')
     for (const batch of fetched.batches) {
       // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
       const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
@@ -102,68 +91,51 @@ export class PartitionIngest {
         }
       }
     }
-    phase?.('encode')
-    await this.log.append(rows, fetched.next)
-    this.position = fetched.next
-    const oldestMs = oldest === undefined ? undefined : Number(oldest)
-    if (oldestMs !== undefined && (this.oldestUncommittedMs === undefined || oldestMs < this.oldestUncommittedMs)) {
-      this.oldestUncommittedMs = oldestMs
-    }
-    return { records, rows: rows.length, bad, oldestTimestampMs: oldestMs }
+    const oldestTimestampMs = oldest === undefined ? undefined : Number(oldest)
+    return { from: fetched.from, next: fetched.next, records, rows, bad, oldestTimestampMs }
   }
 
-  /**
-   * The position fell out of the log (retention deleted records never committed): jump to the
-   * log start. Only allowed while nothing of ours is uncommitted; the next WRITE-STATUS declares
-   * the jump and the coordinator counts the lost records.
-   */
-  async jumpToLogStart(logStartOffset: bigint): Promise<LogStartJump | undefined> {
-    if (logStartOffset <= this.position) return undefined
-    await this.log.dropUncommitted(logStartOffset)
-    this.uncommitted.length = 0
-    const jump = { from: this.committedOffset, to: logStartOffset, lost: logStartOffset - this.committedOffset }
-    this.jump = jump
-    this.position = logStartOffset
-    return jump
+  /** Appends a decoded batch made at the current position; the next fetch starts where it ended. */
+  async append(batch: DecodedBatch): Promise<void> {
+    await this.log.append(batch.rows, batch.next)
+    this.position = batch.next
+    const oldest = batch.oldestTimestampMs
+    if (oldest !== undefined && (this.#oldestOpen === undefined || oldest < this.#oldestOpen)) this.#oldestOpen = oldest
   }
 
   async rotate(reason: RotationReason): Promise<Rotation | undefined> {
     const rotation = await this.log.rotate(reason)
-    if (rotation) this.uncommitted.push(rotation)
+    if (!rotation) return undefined
+    this.uncommitted.push(rotation)
+    if (this.#oldestOpen !== undefined) this.#oldest.set(rotation, this.#oldestOpen)
+    this.#oldestOpen = undefined
     return rotation
   }
 
-  /** Every ready segment of the uncommitted ranges. */
+  /** The oldest record timestamp (ms) of these rotations, for commit-visibility latency; undefined if unknown. */
+  oldestTimestampMs(rotations: readonly Rotation[]): number | undefined {
+    let oldest: number | undefined
+    for (const rotation of rotations) {
+      const ms = this.#oldest.get(rotation)
+      if (ms !== undefined && (oldest === undefined || ms < oldest)) oldest = ms
+    }
+    return oldest
+  }
+
+  /** Every ready segment of the uncommitted rotations. */
   pendingSegments(): ReadySegment[] {
     return this.uncommitted.flatMap((r) => r.segments)
   }
 
-  /** The contiguous range the uncommitted rotations cover, or undefined when there is none. */
-  pendingRange(): { start: bigint; end: bigint } | undefined {
-    const first = this.uncommitted[0]
-    const last = this.uncommitted.at(-1)
-    return first && last ? { start: first.start, end: last.end } : undefined
-  }
-
-  /** The table now holds everything before `offset`: forget those rotations and their files. */
+  /**
+   * The table holds everything before `offset`: forget the rotations that end there and delete
+   * their files (invariant 5). Returns the deleted segments.
+   */
   async committed(offset: bigint): Promise<ReadySegment[]> {
-    if (offset <= this.committedOffset) return []
-    this.committedOffset = offset
-    this.origin = 'table'
-    while (this.uncommitted[0] && this.uncommitted[0].end <= offset) this.uncommitted.shift()
-    if (this.jump && this.jump.to <= offset) this.jump = undefined
-    if (this.uncommitted.length === 0) this.oldestUncommittedMs = undefined
+    while (this.uncommitted[0] && this.uncommitted[0].end <= offset) {
+      const rotation = this.uncommitted.shift() as Rotation
+      this.#oldest.delete(rotation)
+    }
     return this.log.deleteUpTo(offset)
-  }
-
-  /** The coordinator refused our range (or we are out of line): drop it all and read again. */
-  async resync(tableOffset: bigint): Promise<void> {
-    await this.log.dropUncommitted(tableOffset)
-    this.uncommitted.length = 0
-    this.jump = undefined
-    this.oldestUncommittedMs = undefined
-    this.committedOffset = tableOffset
-    this.position = tableOffset
-    this.origin = 'table'
   }
 }

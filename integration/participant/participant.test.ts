@@ -91,9 +91,14 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     return { topic, names, dataset, group, dataLocation, ...created, coordinator, walDir }
   }
 
-  function backpressure(walDir: string, volumeSizeBytes = 2 ** 40, diskCheckIntervalMs = 100): Backpressure {
+  function backpressure(
+    walDir: string,
+    volumeSizeBytes = 2 ** 40,
+    diskCheckIntervalMs = 100,
+    limits: Partial<typeof generous> = {},
+  ): Backpressure {
     const monitor = new Backpressure({
-      limits: generous,
+      limits: { ...generous, ...limits },
       measureDisk: walDiskUsage(walDir, { volumeSizeBytes }),
       clock: systemClock,
       timers: systemTimers,
@@ -111,6 +116,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     workerId: string,
     monitor: Backpressure,
     wal: { maxFileSizeBytes?: number } = {},
+    walDir = f.walDir,
   ): Promise<ParticipantHarness> {
     const harness = participantFor({
       dataset: f.dataset,
@@ -124,7 +130,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
       backpressure: monitor,
       send: (message) => channel.send(message),
       storage,
-      walDir: f.walDir,
+      walDir,
       wal,
     })
     const unregister = channel.register(harness.participant)
@@ -156,7 +162,8 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     const f = await fixture('it_part')
     const monitor = backpressure(f.walDir)
     const a = await startParticipant(f, 'worker-a', monitor)
-    const b = await startParticipant(f, 'worker-b', monitor)
+    const otherWal = await mkdtemp(join(scratch, 'wal-b-'))
+    const b = await startParticipant(f, 'worker-b', monitor, {}, otherWal)
     await waitFor('the partitions to split between the two workers', () => {
       const [x, y] = [a.participant.assigned, b.participant.assigned]
       return x.length > 0 && y.length > 0 && x.length + y.length === PARTITIONS && !x.some((p) => y.includes(p))
@@ -184,6 +191,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
       assert.equal(status?.rangeStart, 0n, `partition ${partition} starts at the log start`)
       assert.equal(status?.rangeEnd, ends.get(partition), `partition ${partition} ends at the end offset`)
       assert.equal(status?.origin, 'offset-reset')
+      assert.equal(typeof status?.oldestTimestampMs, 'number', 'the oldest record time travels for the latency metric')
     }
     const bad = events.filter((e) => e.reason !== undefined)
     const good = events.filter((e) => e.reason === undefined).map((e) => `e-${e.index}`)
@@ -194,6 +202,12 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     for (const file of first.files) {
       assert.ok(file.filePath.startsWith(`${f.dataLocation}/kind=`), file.filePath)
       assert.equal(await storage.exists(file.filePath), true, `${file.filePath} is in storage`)
+    }
+    for (const status of first.statuses.values()) {
+      for (const entry of status.files) {
+        assert.equal(entry.bloomFilterLocation, `${entry.filePath}.bloom`)
+        assert.equal(await storage.exists(`${entry.filePath}.bloom`), true, 'the bloom-filter sidecar is in storage')
+      }
     }
 
     const dead = await readTopic(f.names.dlqTopic, bad.length)
@@ -216,11 +230,11 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     )
     await checkTable(f, good)
 
-    // the ACK named every file: the WAL is empty again
-    await waitFor(
-      'the WAL to be emptied by the ACK',
-      async () => (await walFiles(f.walDir, f.dataset.name)).length === 0,
-    )
+    // the ACK named every file: each worker's WAL is empty again
+    await waitFor('the WALs to be emptied by the ACK', async () => {
+      const left = [...(await walFiles(f.walDir, f.dataset.name)), ...(await walFiles(otherWal, f.dataset.name))]
+      return left.length === 0
+    })
 
     // a second round chains from the table's offsets
     const more = Array.from({ length: 600 }, (_, k) => ({ index: total + k, value: goodEvent(total + k) }))
@@ -250,7 +264,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     monitor.on('pause', () => pauses++)
     monitor.on('resume', () => resumes++)
     const a = await startParticipant(f, 'worker-a', monitor, { maxFileSizeBytes: 16 * 1024 })
-    const total = 30_000
+    const total = 20_000
     const events = Array.from({ length: total }, (_, index) => ({ index, value: goodEvent(index, 200) }))
     await produce(f.topic, events, PARTITIONS)
 
@@ -292,6 +306,28 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     await stopParticipant(a)
   })
 
+  test('open segments past their memory cap pause consuming until their rows are written out as row groups', async () => {
+    const f = await fixture('it_memory')
+    const monitor = backpressure(f.walDir, 2 ** 40, 100, { maxOpenSegmentMemoryBytes: 512 * 1024 })
+    let pauses = 0
+    monitor.on('pause', (reasons) => {
+      if (reasons.includes('memory')) pauses++
+    })
+    const a = await startParticipant(f, 'worker-a', monitor)
+    const events = Array.from({ length: 12_000 }, (_, index) => ({ index, value: goodEvent(index) }))
+    await produce(f.topic, events, PARTITIONS)
+    await waitFor('every record consumed without a round', async () => (await a.received()) === events.length)
+    assert.ok(pauses >= 1, 'the memory cap paused consuming')
+    await waitFor('the memory pause to lift without a round', () => !monitor.paused)
+    assert.ok(monitor.openSegmentMemoryBytes < 512 * 1024)
+    await f.coordinator.round()
+    await checkTable(
+      f,
+      events.map((e) => `e-${e.index}`),
+    )
+    await stopParticipant(a)
+  })
+
   test('after a lost ACK the next START puts the participant back in line, and nothing is committed twice', async () => {
     const f = await fixture('it_lost_ack')
     const monitor = backpressure(f.walDir)
@@ -318,6 +354,63 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
       [...firstBatch, ...secondBatch].map((e) => `e-${e.index}`),
     )
     await waitFor('the WAL to be emptied', async () => (await walFiles(f.walDir, f.dataset.name)).length === 0)
+    await stopParticipant(a)
+  })
+
+  test('partitions that move to a worker joining mid-stream are read again from the table once, and the old owner drops their files', async () => {
+    const f = await fixture('it_rebalance')
+    const monitor = backpressure(f.walDir)
+    const a = await startParticipant(f, 'worker-a', monitor)
+    await waitFor('the first worker to hold every partition', () => a.participant.assigned.length === PARTITIONS)
+    const firstBatch = Array.from({ length: 900 }, (_, index) => ({ index, value: goodEvent(index) }))
+    await produce(f.topic, firstBatch, PARTITIONS)
+    await waitFor('the first batch consumed', async () => (await a.received()) === 900)
+    await f.coordinator.round()
+    const committed = await f.table.offsets()
+
+    const secondBatch = Array.from({ length: 900 }, (_, k) => ({ index: 900 + k, value: goodEvent(900 + k) }))
+    await produce(f.topic, secondBatch, PARTITIONS)
+    await waitFor('the second batch consumed', async () => (await a.received()) === 1800)
+    const otherWal = await mkdtemp(join(scratch, 'wal-b-'))
+    const b = await startParticipant(f, 'worker-b', monitor, {}, otherWal)
+    await waitFor(
+      'the partitions to split',
+      () => a.participant.assigned.length > 0 && b.participant.assigned.length > 0,
+    )
+    const moved = b.participant.assigned
+    await waitFor(
+      'the moved partitions read again from the table',
+      async () => (await b.received()) === 300 * moved.length,
+    )
+
+    const second = await f.coordinator.round()
+    const ends = await admin.endOffsets(f.topic, [0, 1, 2])
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      const status = second.statuses.get(partition)
+      assert.equal(status?.rangeStart, committed.get(partition))
+      assert.equal(status?.rangeEnd, ends.get(partition))
+    }
+    for (const message of second.messages) {
+      const owner = message.sender.workerId === 'worker-a' ? a : b
+      assert.deepEqual(
+        message.body.partitions.map((p) => p.partition),
+        owner.participant.assigned,
+      )
+    }
+    await checkTable(
+      f,
+      [...firstBatch, ...secondBatch].map((e) => `e-${e.index}`),
+    )
+
+    // the revoked partitions' files the old owner rotated go at the next START, the table being past them
+    const leftovers = async () =>
+      (await walFiles(f.walDir, f.dataset.name)).filter((name) =>
+        moved.some((p) => name.startsWith(`${f.topic}-${p}/`)),
+      )
+    assert.ok((await leftovers()).length > 0, 'the old owner rotated the revoked partitions on letting go')
+    await f.coordinator.round()
+    await waitFor("the old owner to drop the moved partitions' files", async () => (await leftovers()).length === 0)
+    await stopParticipant(b)
     await stopParticipant(a)
   })
 

@@ -33,7 +33,7 @@ import { endpoints } from '../harness.ts'
 
 export const connection = (clientId: string): KafkaConnection => ({ brokers: endpoints().kafka.brokers, clientId })
 
-/** A dataset as floe.yaml would declare it: seven columns, partitioned by `kind`, with a DLQ. */
+/** A dataset as floe.yaml would declare it: seven columns, partitioned by `kind`, a bloom filter, a DLQ. */
 export function datasetConfig(names: { name: string; topic: string; table: string; dlqTopic: string }): DatasetConfig {
   const file = {
     kafka: { brokers: endpoints().kafka.brokers },
@@ -61,6 +61,7 @@ export function datasetConfig(names: { name: string; topic: string; table: strin
           tags: 'list<string>',
         },
         partitionSpec: ['kind'],
+        bloomFilterColumns: ['user_name'],
       },
     ],
   }
@@ -242,7 +243,10 @@ export function participantFor(
       ...wal,
     },
     uploads,
-    logger: createLogger({ level: (process.env.FLOE_IT_LOG as 'warn' | undefined) ?? 'warn' }).child({ worker: options.workerId }),
+    // FLOE_IT_LOG=info (or debug) shows what the machines do when a test needs explaining
+    logger: createLogger({ level: (process.env.FLOE_IT_LOG as 'warn' | undefined) ?? 'warn' }).child({
+      worker: options.workerId,
+    }),
     metrics,
     phases,
     sessionTimeoutMs: 10_000,

@@ -146,6 +146,30 @@ describe('the backpressure latches', () => {
     ])
   })
 
+  test('the byte limits apply to the sum of every reporter, each replacing only its own share', () => {
+    const { backpressure, events } = monitor()
+    backpressure.setOpenSegmentMemoryBytes(1200, 'orders')
+    backpressure.setOpenSegmentMemoryBytes(700, 'clicks')
+    assert.equal(backpressure.paused, false)
+    backpressure.setOpenSegmentMemoryBytes(900, 'clicks')
+    assert.deepEqual(backpressure.reasons, ['memory'])
+    assert.equal(backpressure.openSegmentMemoryBytes, 2100)
+    backpressure.setPendingUploadBytes(600, 'orders')
+    backpressure.setPendingUploadBytes(500, 'clicks')
+    assert.deepEqual(backpressure.reasons, ['upload-backlog', 'memory'])
+    backpressure.setOpenSegmentMemoryBytes(0, 'orders')
+    backpressure.setPendingUploadBytes(0, 'clicks')
+    assert.equal(backpressure.paused, false)
+    assert.deepEqual(events, [
+      'change memory',
+      'pause memory',
+      'change upload-backlog,memory',
+      'change upload-backlog',
+      'change -',
+      'resume',
+    ])
+  })
+
   test('reports that change nothing emit nothing', async () => {
     const { backpressure, events, setDisk } = monitor()
     await setDisk(10)

@@ -77,8 +77,10 @@ export class Backpressure extends EventEmitter<BackpressureEvents> {
   readonly #timers: Timers
   readonly #intervalMs: number
   #diskUsedPct = 0
-  #pendingUploadBytes = 0
-  #openSegmentMemoryBytes = 0
+  // By reporter: every participant of the worker (one per dataset) reports its own share, and the
+  // limits apply to the sum.
+  readonly #pendingUploadBytes = new Map<string, number>()
+  readonly #openSegmentMemoryBytes = new Map<string, number>()
   #disk = false
   #uploadBacklog = false
   #memory = false
@@ -126,23 +128,25 @@ export class Backpressure extends EventEmitter<BackpressureEvents> {
     return this.#diskUsedPct
   }
 
+  /** Bytes of ready segments not yet uploaded, summed over every reporter. */
   get pendingUploadBytes(): number {
-    return this.#pendingUploadBytes
+    return sum(this.#pendingUploadBytes)
   }
 
+  /** Bytes open segments hold in memory, summed over every reporter. */
   get openSegmentMemoryBytes(): number {
-    return this.#openSegmentMemoryBytes
+    return sum(this.#openSegmentMemoryBytes)
   }
 
-  /** The uploader's report: total bytes of ready segments not yet uploaded. */
-  setPendingUploadBytes(bytes: number): void {
-    this.#pendingUploadBytes = checkedBytes(bytes, 'pending upload bytes')
+  /** Bytes of ready segments not yet uploaded: `reporter`'s total (e.g. one dataset's participant). */
+  setPendingUploadBytes(bytes: number, reporter = ''): void {
+    this.#pendingUploadBytes.set(reporter, checkedBytes(bytes, 'pending upload bytes'))
     this.#evaluate()
   }
 
-  /** The WAL's report: total bytes open segments hold in memory. */
-  setOpenSegmentMemoryBytes(bytes: number): void {
-    this.#openSegmentMemoryBytes = checkedBytes(bytes, 'open segment memory bytes')
+  /** Bytes open segments hold in memory: `reporter`'s total. */
+  setOpenSegmentMemoryBytes(bytes: number, reporter = ''): void {
+    this.#openSegmentMemoryBytes.set(reporter, checkedBytes(bytes, 'open segment memory bytes'))
     this.#evaluate()
   }
 
@@ -186,12 +190,14 @@ export class Backpressure extends EventEmitter<BackpressureEvents> {
     this.#disk = this.#disk
       ? this.#diskUsedPct > diskHighWatermarkPct - DISK_RESUME_POINTS
       : this.#diskUsedPct >= diskHighWatermarkPct
+    const pendingUploadBytes = this.pendingUploadBytes
+    const openSegmentMemoryBytes = this.openSegmentMemoryBytes
     this.#uploadBacklog = this.#uploadBacklog
-      ? this.#pendingUploadBytes >= maxPendingUploadBytes * BYTES_RESUME_FRACTION
-      : this.#pendingUploadBytes >= maxPendingUploadBytes
+      ? pendingUploadBytes >= maxPendingUploadBytes * BYTES_RESUME_FRACTION
+      : pendingUploadBytes >= maxPendingUploadBytes
     this.#memory = this.#memory
-      ? this.#openSegmentMemoryBytes >= maxOpenSegmentMemoryBytes * BYTES_RESUME_FRACTION
-      : this.#openSegmentMemoryBytes >= maxOpenSegmentMemoryBytes
+      ? openSegmentMemoryBytes >= maxOpenSegmentMemoryBytes * BYTES_RESUME_FRACTION
+      : openSegmentMemoryBytes >= maxOpenSegmentMemoryBytes
 
     const previous = this.#reasons
     if (
@@ -218,6 +224,12 @@ export class Backpressure extends EventEmitter<BackpressureEvents> {
       this.emit('change', this.#reasons)
     }
   }
+}
+
+function sum(values: ReadonlyMap<string, number>): number {
+  let total = 0
+  for (const value of values.values()) total += value
+  return total
 }
 
 function checkedBytes(bytes: number, what: string): number {

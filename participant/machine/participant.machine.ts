@@ -390,7 +390,11 @@ export const participantMachine = setup({
                     // Not in the round (timed out): the files stay, the chain is unchanged.
                     target: 'idle',
                     actions: [
-                      emit(({ event }) => ({ type: 'participant.round-missed' as const, commitId: event.commitId })),
+                      emit(({ context, event }) => ({
+                        type: 'participant.round-missed' as const,
+                        commitId: event.commitId,
+                        reported: context.status?.kind ?? 'empty',
+                      })),
                       'endRound',
                     ],
                   },

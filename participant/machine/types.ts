@@ -34,6 +34,8 @@ export type PartitionWriteStatus =
       files: readonly DataFile[]
       origin: RangeOrigin
       logStartJump?: LogStartJump
+      /** Kafka timestamp (ms) of the range's oldest record, when known: commit visibility starts there. */
+      oldestTimestampMs?: number
     }
   | { kind: 'empty'; topic: string; partition: number }
   | { kind: 'error'; topic: string; partition: number; message: string }
@@ -156,7 +158,8 @@ export type ParticipantEmitted =
   | { type: 'participant.committed'; commitId: string; offset: bigint; filePaths: readonly string[] }
   | { type: 'participant.rejected'; commitId: string; reason: string; tableOffset: bigint | undefined }
   | { type: 'participant.committed-elsewhere'; commitId: string; offset: bigint }
-  | { type: 'participant.round-missed'; commitId: string }
+  /** The round closed without this partition; `reported` is what it had answered ('empty': nothing to miss). */
+  | { type: 'participant.round-missed'; commitId: string; reported: PartitionWriteStatus['kind'] }
   | { type: 'participant.acknowledge-failed'; commitId: string; message: string }
   | { type: 'participant.paused' }
   | { type: 'participant.resumed' }

@@ -97,7 +97,7 @@ describe('the participant wire mapping', () => {
     assert.equal(participantEventOf(overTheWire({ type: 'WriteStatus', partitions: [] }), 'events', 3), undefined)
   })
 
-  test('writes a status with its range, files, origin and log-start jump', () => {
+  test('writes a status with its range, files, origin, log-start jump and oldest record time', () => {
     const status: PartitionWriteStatus = {
       kind: 'written',
       topic: 'events',
@@ -106,6 +106,7 @@ describe('the participant wire mapping', () => {
       files: [file],
       origin: 'offset-reset',
       logStartJump: { from: 100n, to: 500n },
+      oldestTimestampMs: 1_764_460_800_123,
     }
     const wire = partitionStatusToWire(status, (f) => toDataFileEntry(f, unpartitioned))
     assert.equal(wire.origin, 'offset-reset')
@@ -121,6 +122,7 @@ describe('the participant wire mapping', () => {
         files: [file],
         logStartJump: { from: 100n, to: 500n, lost: 400n },
         origin: 'offset-reset',
+        oldestTimestampMs: 1_764_460_800_123,
       },
     )
   })

@@ -26,6 +26,7 @@ export function partitionStatusToWire(
     files: status.files.map(toEntry),
     origin: status.origin,
     ...(jump ? { logStartJump: { from: jump.from, to: jump.to, lost: jump.to - jump.from } } : {}),
+    ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: status.oldestTimestampMs }),
   }
 }
 

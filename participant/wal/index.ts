@@ -15,6 +15,7 @@ export {
 } from './names.ts'
 export { PartitionLog, type PartitionLogOptions, type PartitionLogState } from './partition-log.ts'
 export {
+  pruneBehindTable,
   type RecoveredDeletion,
   type RecoveredDeletionReason,
   type RecoveredPartition,

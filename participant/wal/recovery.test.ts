@@ -4,7 +4,7 @@ import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
 import { activeFileName } from './names.ts'
 import { PartitionLog, type PartitionLogOptions } from './partition-log.ts'
-import { recoverPartition } from './recovery.ts'
+import { pruneBehindTable, recoverPartition } from './recovery.ts'
 import { daysAndCountries, eventSchema, events, temporaryDirectory } from './test-support.ts'
 import type { Rotation } from './types.ts'
 
@@ -200,5 +200,30 @@ describe('recoverPartition', () => {
     const recovered = await recoverPartition(dir, 42n)
     assert.deepEqual(recovered, { segments: [], rotations: [], resumeFrom: 42n, deleted: [], unknown: [] })
     assert.equal(basename(dir), 'never-made')
+  })
+})
+
+describe('pruneBehindTable', () => {
+  test('deletes the ready files the table holds wholly or in part, and nothing open or ahead', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const { log } = await crashAfterTwoRotations(dir) // [100,140), [140,160), open segments after
+    const before = await sortedNames(dir)
+    const deleted = await pruneBehindTable(dir, 150n, { topic, partition })
+    assert.equal(deleted.length, before.filter((name) => name.startsWith('ready_')).length)
+    assert.deepEqual(
+      await sortedNames(dir),
+      before.filter((name) => name.startsWith('active_')),
+    )
+    assert.deepEqual(await pruneBehindTable(join(dir, 'missing'), 150n, { topic, partition }), [])
+    await log.abort()
+  })
+
+  test('keeps the files that start at or after the table offset', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const { log } = await crashAfterTwoRotations(dir)
+    const deleted = await pruneBehindTable(dir, 140n, { topic, partition })
+    assert.ok(deleted.length > 0 && deleted.every((name) => name.includes('_100-140_')))
+    assert.ok((await sortedNames(dir)).some((name) => name.includes('_140-160_')))
+    await log.abort()
   })
 })

@@ -130,3 +130,28 @@ async function readKeptRotation(
   }
   return segments
 }
+
+/**
+ * Deletes the ready files of a partition this worker does not own whose range the table already
+ * holds, wholly or in part: nobody can commit them any more. Everything else stays (open segments
+ * and ready files ahead of the table may belong to a log that is still live). A folder that does
+ * not exist holds nothing. Returns the deleted file names.
+ */
+export async function pruneBehindTable(
+  dir: string,
+  tableOffset: bigint,
+  scope: { topic: string; partition: number },
+): Promise<string[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return []
+    throw storageError('cannot list WAL directory', dir, error)
+  }
+  const doomed = planRecovery(names, tableOffset, scope)
+    .deletions.filter((deletion) => deletion.reason === 'behind-table' || deletion.reason === 'straddles-table')
+    .map((deletion) => deletion.file)
+  await deleteWalFiles(dir, doomed)
+  return doomed
+}

@@ -4,9 +4,20 @@ import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
 
 /**
  * Why a rotation happened. The log itself reports the first three (rotationDue); the caller
- * rotates for the rest. 'recovered' marks files kept from before a restart.
+ * rotates for the rest. 'recovered' marks files kept from before a restart; 'resync' closes the
+ * open segments before the partition is positioned again from the table (recovery then keeps them
+ * if they start at its offset).
  */
-export type RotationReason = 'size' | 'age' | 'segments' | 'commit' | 'revoke' | 'shutdown' | 'memory' | 'recovered'
+export type RotationReason =
+  | 'size'
+  | 'age'
+  | 'segments'
+  | 'commit'
+  | 'revoke'
+  | 'shutdown'
+  | 'memory'
+  | 'recovered'
+  | 'resync'
 
 /** One closed, fsynced, renamed WAL segment: an Iceberg data file waiting for upload and commit. */
 export interface ReadySegment {

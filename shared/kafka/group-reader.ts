@@ -9,6 +9,13 @@ import { clientOptions, type KafkaConnection } from './connection.ts'
 
 export type { RecordsBatch }
 
+/**
+ * Given to the client at construction as well as to join(): the client rejoins by itself (a commit
+ * or heartbeat during a rebalance) with its constructor's protocols, and a rejoin with its default
+ * (roundrobin) fails against the group's cooperative-sticky members, or switches a group of one.
+ */
+const PROTOCOLS = [{ name: 'cooperative-sticky', version: 3 }]
+
 /** Bit 5 of a record batch's attributes: a transaction marker, not data. */
 const IS_CONTROL = 1 << 5
 // Kafka's fetch isolation levels.
@@ -66,6 +73,7 @@ export class GroupReader {
       sessionTimeout: this.#settings.sessionTimeoutMs,
       heartbeatInterval: this.#settings.heartbeatIntervalMs,
       rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
+      protocols: PROTOCOLS,
     })
   }
 
@@ -89,7 +97,7 @@ export class GroupReader {
       sessionTimeout: this.#settings.sessionTimeoutMs,
       heartbeatInterval: this.#settings.heartbeatIntervalMs,
       rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
-      protocols: [{ name: 'cooperative-sticky', version: 3 }],
+      protocols: PROTOCOLS,
     })
   }
 

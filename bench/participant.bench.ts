@@ -1,0 +1,267 @@
+// The participant's record path end to end, from a Kafka topic to ready WAL files: fetch, decode
+// (JMESPath + typed conversion), Parquet encoding into open segments, and the rotation of END-COMMIT
+// (no upload to storage, no commit). 1 KB JSON events, a 12-column mapping (strings, longs,
+// timestamptz from ISO text and from epoch ms, double, boolean, nested paths, a list<string>).
+// Not part of `npm test`; needs the local stack's Kafka (npm run stack -- up).
+//
+//   node bench/participant.bench.ts [events=300000] [runs=3] [partitions=3]
+//
+// Each run is a fresh DatasetParticipant with a fresh consumer group and WAL folder over the same
+// pre-filled topic (created on the first use, reused after). Timing starts once the group has
+// given it every partition and stops when the WRITE-STATUS of the END-COMMIT says every segment is
+// ready. Prints events/s and MB/s of JSON per wall second and per CPU second (process.cpuUsage:
+// the Kafka client's work in this process counts, the broker's does not), the median of the runs,
+// and each run's perf line (PhaseClock).
+import { mkdtemp, rm } from 'node:fs/promises'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  Backpressure,
+  DatasetParticipant,
+  systemClock,
+  systemTimers,
+  UploadQueue,
+  walDiskUsage,
+} from '../participant/index.ts'
+import type { ControlMessage, WriteStatus } from '../protocol/index.ts'
+import { type DatasetConfig, parseConfig } from '../shared/config/index.ts'
+import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/index.ts'
+
+const events = Number(process.argv[2] ?? 300_000)
+const runs = Number(process.argv[3] ?? 3)
+const partitions = Number(process.argv[4] ?? 3)
+const brokers = (process.env.FLOE_BENCH_BROKERS ?? '127.0.0.1:9092').split(',')
+const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
+const connection: KafkaConnection = { brokers, clientId: 'floe-bench-participant' }
+
+const mapping = {
+  event_id: 'id',
+  ts: 'timestamp',
+  sent: 'sent_ms',
+  user_id: 'user.id',
+  user_name: 'user.name',
+  country: 'user.geo.country',
+  kind: 'type',
+  amount: 'details.amount',
+  currency: 'details.currency',
+  ok: 'details.ok',
+  seq: 'context.session.seq',
+  tags: 'user.tags',
+}
+const schema = {
+  event_id: 'string not null',
+  ts: 'timestamptz',
+  sent: 'timestamptz',
+  user_id: 'long',
+  user_name: 'string',
+  country: 'string',
+  kind: 'string',
+  amount: 'double',
+  currency: 'string',
+  ok: 'boolean',
+  seq: 'long',
+  tags: 'list<string>',
+}
+
+function benchDataset(): DatasetConfig {
+  const [configured] = parseConfig(
+    JSON.stringify({
+      kafka: { brokers },
+      catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
+      ingestion: { wal: { dir: '/unused' } },
+      datasets: [{ name: 'bench', topic, table: 'bench.events', customMapping: mapping, schema }],
+    }),
+    'bench',
+    {},
+  ).datasets
+  if (!configured) throw new Error('no dataset')
+  return configured
+}
+const dataset = benchDataset()
+
+/** The decode benchmark's event (participant/decode/decode.bench.ts), padded to 1,024 bytes. */
+function event(i: number): Buffer {
+  const ms = 1_709_290_800_000 + i * 37
+  const body = {
+    id: `evt-${i.toString(36).padStart(8, '0')}`,
+    timestamp: new Date(ms).toISOString(),
+    sent_ms: ms + 5,
+    type: ['click', 'view', 'purchase', 'scroll'][i % 4],
+    user: {
+      id: 1_000_000 + (i % 50_000),
+      name: `user ${i % 50_000}`,
+      email: `user${i % 50_000}@example.com`,
+      geo: { country: ['CH', 'DE', 'FR', 'JP'][i % 4], city: 'Zürich', lat: 47.3769, lon: 8.5417 },
+      tags: ['beta', 'mobile', `cohort-${i % 12}`],
+    },
+    details: { amount: (i % 10_000) / 100, currency: 'EUR', ok: i % 3 !== 0, sku: `SKU-${i % 997}`, qty: i % 5 },
+    context: {
+      session: { id: `s-${(i * 7919) % 100_000}`, seq: i % 1000 },
+      app: { name: 'shop', version: '4.12.1', build: 20240301 },
+      device: { os: 'Android', model: 'Pixel 8', screen: { w: 1080, h: 2400 } },
+      page: { url: `https://shop.example.com/p/${i % 997}?ref=home&utm_source=newsletter`, referrer: null },
+    },
+    flags: [true, false, i % 2 === 0],
+  }
+  const base = JSON.stringify({ ...body, note: '' })
+  return Buffer.from(
+    JSON.stringify({ ...body, note: 'lorem ipsum '.repeat(100).slice(0, 1024 - Buffer.byteLength(base)) }),
+  )
+}
+
+/** Creates and fills the topic unless a previous run did; returns the bytes of JSON in it. */
+async function prefill(admin: KafkaAdmin): Promise<number> {
+  const bytes = Array.from({ length: 100 }, (_, i) => event(i).length).reduce((a, b) => a + b, 0) / 100
+  const { created } = await admin.ensureTopic(topic, partitions)
+  const ends = await admin.endOffsets(
+    topic,
+    Array.from({ length: partitions }, (_, p) => p),
+  )
+  const present = [...ends.values()].reduce((a, b) => a + b, 0n)
+  if (!created && present >= BigInt(events)) return Math.round(bytes * events)
+  if (present > 0n) throw new Error(`topic ${topic} holds ${present} records, not ${events}: delete it or name another`)
+  const producer = new KafkaProducer(connection, { compression: 'lz4' })
+  const started = performance.now()
+  try {
+    const chunk = 2000
+    for (let i = 0; i < events; i += chunk) {
+      const records = []
+      for (let k = i; k < Math.min(events, i + chunk); k++) {
+        records.push({ topic, partition: k % partitions, value: event(k) })
+      }
+      await producer.send(records)
+    }
+  } finally {
+    await producer.close()
+  }
+  console.log(`filled ${topic}: ${events} events in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  return Math.round(bytes * events)
+}
+
+interface RunResult {
+  wallSeconds: number
+  cpuSeconds: number
+  line: string
+  files: number
+  /** From END-COMMIT to its WRITE-STATUS: the last rotation (footers, fsyncs, renames). */
+  endMs: number
+}
+
+async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): Promise<RunResult> {
+  const walDir = await mkdtemp(join(tmpdir(), 'floe-bench-participant-'))
+  const metrics = createMetrics({ defaultMetrics: false })
+  const phases = new PhaseClock()
+  const backpressure = new Backpressure({
+    limits: { diskHighWatermarkPct: 100, maxPendingUploadBytes: 2 ** 40, maxOpenSegmentMemoryBytes: 2 ** 40 },
+    measureDisk: walDiskUsage(walDir, { volumeSizeBytes: 2 ** 50 }),
+    clock: systemClock,
+    timers: systemTimers,
+  })
+  // No storage: a segment is "uploaded" where it lies, so the round reports it without a copy.
+  const uploads = new UploadQueue({
+    uploader: { upload: async (segment) => ({ ...segment.dataFile, filePath: `file://${segment.localPath}` }) },
+  })
+  let status: ControlMessage<WriteStatus> | undefined
+  const group = `floe-bench-${Date.now()}-${index}`
+  const participant = new DatasetParticipant({
+    dataset,
+    group,
+    workerId: 'bench',
+    connection,
+    autoOffsetReset: 'earliest',
+    wal: {
+      dir: walDir,
+      maxFileSizeBytes: 64 * 1024 * 1024,
+      maxFileAgeMinutes: 5,
+      maxOpenSegmentsPerPartition: 256,
+      compression: 'zstd',
+    },
+    maxRecordBytes: 1 << 20,
+    table: {
+      schema: dataset.icebergSchema,
+      spec: dataset.icebergSpec,
+      dataLocation: `file://${walDir}/data`,
+      offsets: async () => new Map(),
+    },
+    admin,
+    producer,
+    uploads,
+    backpressure,
+    send: async (message) => {
+      if (message.body.type === 'WriteStatus') status = message as ControlMessage<WriteStatus>
+    },
+    logger: createLogger({ level: 'warn' }),
+    metrics,
+    phases,
+  })
+  const received = async () => (await metrics.recordsReceived.get()).values.reduce((a, v) => a + v.value, 0)
+  const until = async (condition: () => boolean | Promise<boolean>) => {
+    while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  try {
+    await participant.start()
+    await until(() => participant.assigned.length === partitions)
+    phases.report()
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    await until(async () => (await received()) >= events)
+    // END-COMMIT rotates every open segment into a ready file and answers with the files
+    const control = (body: ControlMessage['body']): ControlMessage => ({
+      dataset: dataset.name,
+      group,
+      commitId: 'bench-round',
+      sender: { workerId: 'bench', memberId: '', generation: -1 },
+      timeMs: Date.now(),
+      body,
+    })
+    await participant.receive(control({ type: 'StartCommit', tableOffsets: [], snapshotId: null }))
+    const ended = performance.now()
+    await participant.receive(control({ type: 'EndCommit', expectedPartitions: [] }))
+    await until(() => status !== undefined)
+    const wallSeconds = (performance.now() - started) / 1000
+    const endMs = performance.now() - ended
+    const used = process.cpuUsage(cpu)
+    const files = status?.body.partitions.flatMap((p) => p.files) ?? []
+    const rows = files.reduce((n, file) => n + file.recordCount, 0n)
+    if (rows !== BigInt(events)) throw new Error(`the ready files hold ${rows} rows, not ${events}`)
+    const line = phases.report().line
+    return { wallSeconds, cpuSeconds: (used.user + used.system) / 1e6, line, files: files.length, endMs }
+  } finally {
+    await participant.stop({ leave: true })
+    await rm(walDir, { recursive: true, force: true })
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
+const admin = new KafkaAdmin(connection)
+const producer = new KafkaProducer(connection)
+try {
+  const bytes = await prefill(admin)
+  const cpu = cpus()[0]?.model ?? 'unknown cpu'
+  console.log(
+    `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, 12 columns; node ${process.version}; ${cpu} (${cpus().length} cores)`,
+  )
+  const results: RunResult[] = []
+  for (let i = 0; i < runs; i++) {
+    const result = await run(admin, producer, i)
+    results.push(result)
+    const mb = bytes / 1e6
+    console.log(
+      `run ${i + 1}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s over ${result.wallSeconds.toFixed(2)} s); ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
+    )
+    console.log(`  ${result.line}`)
+  }
+  const wall = median(results.map((r) => r.wallSeconds))
+  const cpuSeconds = median(results.map((r) => r.cpuSeconds))
+  console.log(
+    `median: ${(events / wall).toFixed(0)} events/s, ${(bytes / 1e6 / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(bytes / 1e6 / cpuSeconds).toFixed(1)} MB/s per core`,
+  )
+} finally {
+  await producer.close()
+  await admin.close()
+}

@@ -1,0 +1,140 @@
+// PartitionIngest over a real PartitionLog in a temporary folder, fed fetched batches shaped as the
+// Kafka client returns them.
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, type TestContext, test } from 'node:test'
+import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
+import { compileDecoder } from './decode/index.ts'
+import { datasetOf } from './decode/test-support.ts'
+import { PartitionIngest } from './partition-ingest.ts'
+import { PartitionLog } from './wal/index.ts'
+
+const dataset = datasetOf({ id: 'id', n: 'n' }, { id: 'string not null', n: 'long' })
+const decoder = compileDecoder(dataset, { maxRecordBytes: 1024 })
+
+/** One record batch from `firstOffset`, values as given (undefined: a tombstone). */
+function batch(firstOffset: bigint, values: (string | undefined)[]): RecordsBatch {
+  return {
+    firstOffset,
+    length: 0,
+    partitionLeaderEpoch: 0,
+    magic: 2,
+    crc: 0,
+    attributes: 0,
+    lastOffsetDelta: values.length - 1,
+    firstTimestamp: 1_700_000_000_000n,
+    maxTimestamp: 1_700_000_000_000n,
+    producerId: -1n,
+    producerEpoch: -1,
+    firstSequence: -1,
+    records: values.map((value, offsetDelta) => ({
+      length: 0,
+      attributes: 0,
+      timestampDelta: BigInt(offsetDelta),
+      offsetDelta,
+      key: null,
+      value: value === undefined ? null : Buffer.from(value),
+      headers: [[Buffer.from('h'), Buffer.from('v')]],
+    })),
+  }
+}
+
+function fetched(from: bigint, batches: RecordsBatch[], next: bigint): FetchedPartition {
+  return { partition: 0, from, batches, next, logStartOffset: 0n, highWatermark: next, outOfRange: false }
+}
+
+async function ingestAt(t: TestContext, position: bigint) {
+  const dir = await mkdtemp(join(tmpdir(), 'floe-ingest-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const log = new PartitionLog({
+    dir,
+    topic: 'events',
+    partition: 0,
+    schema: dataset.icebergSchema,
+    spec: dataset.icebergSpec,
+    startOffset: position,
+  })
+  t.after(() => log.close())
+  return { dir, ingest: new PartitionIngest({ log, position }) }
+}
+
+const good = (i: number) => JSON.stringify({ id: `e-${i}`, n: i })
+
+describe('PartitionIngest', () => {
+  test('skips the records before the position in a whole batch, and refuses bad records without stopping', async (t) => {
+    const { ingest } = await ingestAt(t, 12n)
+    const decoded = ingest.decode(
+      fetched(12n, [batch(10n, [good(10), good(11), good(12), '{"id": ', undefined, good(15)])], 16n),
+      decoder,
+    )
+    assert.equal(decoded.records, 4)
+    assert.deepEqual(
+      decoded.rows.map((row) => row.id),
+      ['e-12', 'e-15'],
+    )
+    assert.deepEqual(
+      decoded.bad.map(({ record, error }) => [record.offset, error.details.reason, record.headers.size]),
+      [
+        [13n, 'not-json', 1],
+        [14n, 'empty', 1],
+      ],
+    )
+    assert.equal(decoded.oldestTimestampMs, 1_700_000_000_000)
+  })
+
+  test('an append moves the position; a rotation of only refused records still advances the range', async (t) => {
+    const { ingest } = await ingestAt(t, 0n)
+    await ingest.append(ingest.decode(fetched(0n, [batch(0n, [good(0), good(1)])], 2n), decoder))
+    assert.equal(ingest.position, 2n)
+    const first = await ingest.rotate('size')
+    assert.deepEqual([first?.start, first?.end, first?.segments.length], [0n, 2n, 1])
+    await ingest.append(ingest.decode(fetched(2n, [batch(2n, ['nope'])], 3n), decoder))
+    const second = await ingest.rotate('commit')
+    assert.deepEqual([second?.start, second?.end, second?.segments.length], [2n, 3n, 0])
+    assert.deepEqual(
+      ingest.uncommitted.map((r) => [r.start, r.end]),
+      [
+        [0n, 2n],
+        [2n, 3n],
+      ],
+    )
+    assert.equal(ingest.pendingSegments().length, 1)
+  })
+
+  test('knows the oldest record time of the rotations a status covers, and none for recovered ones', async (t) => {
+    const { ingest } = await ingestAt(t, 0n)
+    const late = batch(0n, [good(0)])
+    late.firstTimestamp = 1_700_000_009_000n
+    await ingest.append(ingest.decode(fetched(0n, [late], 1n), decoder))
+    const first = await ingest.rotate('size')
+    await ingest.append(ingest.decode(fetched(1n, [batch(1n, [good(1)])], 2n), decoder))
+    const second = await ingest.rotate('commit')
+    assert.ok(first && second)
+    assert.equal(ingest.oldestTimestampMs([first]), 1_700_000_009_000)
+    assert.equal(ingest.oldestTimestampMs([first, second]), 1_700_000_000_000)
+    assert.equal(ingest.oldestTimestampMs([{ start: 5n, end: 6n, reason: 'recovered', segments: [] }]), undefined)
+  })
+
+  test('a commit up to an offset forgets the rotations that end there and deletes their files', async (t) => {
+    const { dir, ingest } = await ingestAt(t, 0n)
+    await ingest.append(ingest.decode(fetched(0n, [batch(0n, [good(0), good(1)])], 2n), decoder))
+    await ingest.rotate('commit')
+    await ingest.append(ingest.decode(fetched(2n, [batch(2n, [good(2)])], 3n), decoder))
+    await ingest.rotate('size')
+    assert.equal((await readdir(dir)).length, 4, 'two ready files and their sidecars')
+    const deleted = await ingest.committed(2n)
+    assert.deepEqual(
+      deleted.map((s) => [s.start, s.end]),
+      [[0n, 2n]],
+    )
+    assert.deepEqual(
+      ingest.uncommitted.map((r) => [r.start, r.end]),
+      [[2n, 3n]],
+    )
+    assert.equal((await readdir(dir)).length, 2)
+    await ingest.committed(3n)
+    assert.deepEqual(await readdir(dir), [])
+  })
+})

@@ -1,0 +1,93 @@
+// The uploads of one partition's ready segments: started at rotation (so a round's END finds most
+// of them done), awaited by the flush, one upload per segment however often it is asked for. A
+// failed upload is forgotten, so that the next flush starts it again; a segment recovery found
+// already uploaded (its sidecar names the object) is not uploaded again.
+import type { DataFile } from '../shared/iceberg/index.ts'
+import { FloeError, messageOf } from '../shared/index.ts'
+import type { FloeMetrics, Logger } from '../shared/telemetry/index.ts'
+import { bloomSidecarLocation, type UploadQueue } from './upload/index.ts'
+import type { PartitionLog, ReadySegment } from './wal/index.ts'
+
+export interface SegmentUploadsOptions {
+  partition: number
+  dataset: string
+  uploads: UploadQueue
+  dataLocation: string
+  metrics: FloeMetrics
+  logger: Logger
+  /** Data file location -> its bloom-filter sidecar, shared by the dataset's partitions for the WRITE-STATUS. */
+  sidecars: Map<string, string>
+  /** An upload settled: the backlog changed. */
+  settled(): void
+}
+
+export class SegmentUploads {
+  readonly #o: SegmentUploadsOptions
+  readonly #started = new Map<string, Promise<DataFile>>()
+  /** Where each uploaded segment went, by UUID, to forget its sidecar entry with it. */
+  readonly #locations = new Map<string, string>()
+
+  constructor(options: SegmentUploadsOptions) {
+    this.#o = options
+  }
+
+  /** The segment's DataFile once it is in storage. */
+  start(log: PartitionLog, segment: ReadySegment): Promise<DataFile> {
+    const started = this.#started.get(segment.uuid)
+    if (started) return started
+    const stored =
+      segment.uploadedLocation === undefined
+        ? this.#put(log, segment)
+        : Promise.resolve({ ...segment.dataFile, filePath: segment.uploadedLocation })
+    const upload = stored.then((file) => {
+      this.#locations.set(segment.uuid, file.filePath)
+      if (segment.bloomFilters.length > 0) this.#o.sidecars.set(file.filePath, bloomSidecarLocation(file.filePath))
+      return file
+    })
+    this.#started.set(segment.uuid, upload)
+    upload.catch(() => {
+      if (this.#started.get(segment.uuid) === upload) this.#started.delete(segment.uuid)
+    })
+    return upload
+  }
+
+  /** The segment left the WAL (committed, or dropped by a resync). */
+  forget(uuid: string): void {
+    this.#started.delete(uuid)
+    const location = this.#locations.get(uuid)
+    if (location === undefined) return
+    this.#locations.delete(uuid)
+    this.#o.sidecars.delete(location)
+  }
+
+  /** Forgets every segment but these. */
+  keepOnly(uuids: ReadonlySet<string>): void {
+    for (const uuid of [...this.#started.keys()]) if (!uuids.has(uuid)) this.forget(uuid)
+  }
+
+  async #put(log: PartitionLog, segment: ReadySegment): Promise<DataFile> {
+    const { uploads, dataLocation, metrics, logger, dataset, partition } = this.#o
+    try {
+      const file = await uploads.enqueue(segment, dataLocation)
+      // the sidecar records the object, so a restart does not upload it again; a log closed
+      // meanwhile (resync, revoke) no longer holds the segment
+      await log.markUploaded(segment, file.filePath).catch(() => undefined)
+      metrics.uploads.inc({ dataset, outcome: 'ok' })
+      return file
+    } catch (error) {
+      metrics.uploads.inc({ dataset, outcome: 'error' })
+      logger.warn(
+        {
+          partition,
+          segment: segment.uuid,
+          code: error instanceof FloeError ? error.code : undefined,
+          err: messageOf(error),
+        },
+        'upload failed; the next round tries again',
+      )
+      throw error
+    } finally {
+      this.#o.settled()
+    }
+  }
+}

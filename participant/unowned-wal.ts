@@ -1,0 +1,49 @@
+// WAL folders of partitions this worker no longer owns. A revoked partition rotates its open
+// segments and leaves its ready files, for reuse if the partition comes back (DESIGN.md "Rotate ...
+// a rebalance"). If it does not, the files would stay for good and count against the WAL volume's
+// disk watermark. So every START-COMMIT, which carries the table's offsets, deletes from the
+// folders of unowned partitions the ready files the table already holds. Nothing else: open
+// segments and files ahead of the table are left alone, as they may be a live log's (a WAL folder
+// shared by two workers, wrongly, must not lose them); a later START finds them behind too.
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SerialQueue } from './serial.ts'
+import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
+
+export interface UnownedSweep {
+  walDir: string
+  dataset: string
+  topic: string
+  /** The table's next offset per partition, from START-COMMIT. */
+  tableOffsets: ReadonlyMap<number, bigint>
+  /** Checked under the partition's lock: a partition assigned meanwhile is its own sync's. */
+  owned(partition: number): boolean
+  lock(partition: number): SerialQueue
+}
+
+/** Resolves to the number of files deleted. */
+export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<number> {
+  const root = join(sweep.walDir, sweep.dataset)
+  let folders: string[]
+  try {
+    folders = await readdir(root)
+  } catch {
+    return 0
+  }
+  const prefix = `${sweep.topic}-`
+  let deleted = 0
+  for (const folder of folders) {
+    if (!folder.startsWith(prefix)) continue
+    const digits = folder.slice(prefix.length)
+    const partition = Number(digits)
+    if (!/^\d+$/.test(digits) || !Number.isSafeInteger(partition)) continue
+    const tableOffset = sweep.tableOffsets.get(partition)
+    if (tableOffset === undefined || sweep.owned(partition)) continue
+    deleted += await sweep.lock(partition).run(async () => {
+      if (sweep.owned(partition)) return 0
+      const dir = partitionLogDirectory(sweep.walDir, sweep.dataset, sweep.topic, partition)
+      return (await pruneBehindTable(dir, tableOffset, { topic: sweep.topic, partition })).length
+    })
+  }
+  return deleted
+}
