@@ -31,7 +31,7 @@ import {
   phases,
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
-import { catalogConfigOf, datasetGroup, kafkaConnectionOf, storageOf } from './servers.ts'
+import { catalogConfigOf, datasetGroup, kafkaConnectionOf, reach, storageOf } from './servers.ts'
 import { ensureDatasetTable, tableIdentifier } from './tables.ts'
 
 interface DatasetRuntime {
@@ -80,18 +80,15 @@ export class Worker {
     const { config, logger } = this
     const storage = storageOf(config)
     this.#admin = new KafkaAdmin(this.connection)
-    try {
-      await this.#admin.partitionCount(config.kafka.controlTopic)
-    } catch (error) {
-      throw new FloeError('KAFKA_UNAVAILABLE', `kafka ${config.kafka.brokers.join(',')}: ${messageOf(error)}`, {
-        cause: error,
-      })
-    }
-    try {
-      this.#catalog = await openCatalog(catalogConfigOf(config, storage))
-    } catch (error) {
-      throw new FloeError('CATALOG_UNAVAILABLE', `catalog: ${messageOf(error)}`, { cause: error })
-    }
+    const timeoutMs = 30_000
+    await reach(`kafka ${config.kafka.brokers.join(',')}`, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+      this.#admin!.partitionCount(config.kafka.controlTopic),
+    )
+    const catalogName =
+      config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+    this.#catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
+      openCatalog(catalogConfigOf(config, storage)),
+    )
     const catalog = this.#catalog
     const admin = this.#admin
     this.#producer = new KafkaProducer(this.connection)
@@ -325,7 +322,9 @@ export class Worker {
     await this.#producer?.close().catch(() => {})
     await this.#admin?.close().catch(() => {})
     await this.#catalog?.close().catch(() => {})
-    await this.#endpoints?.close()
-    this.#perfLine()
+    if (this.#endpoints) {
+      await this.#endpoints.close()
+      this.#perfLine()
+    }
   }
 }

@@ -338,14 +338,20 @@ export class DatasetParticipant {
   #reportPressure(): void {
     let memory = 0
     let ready = 0
+    let openFiles = 0
+    let readyFiles = 0
     for (const slot of this.#slots.values()) {
       memory += slot.bufferedBytes
       ready += slot.readyBytes
+      openFiles += slot.openSegmentCount
+      readyFiles += slot.readySegmentCount
     }
     this.#o.backpressure.setOpenSegmentMemoryBytes(memory, this.#reporter)
     this.#o.backpressure.setPendingUploadBytes(ready, this.#reporter)
     this.#o.metrics.walBytes.set({ ...this.#labels, state: 'open' }, memory)
     this.#o.metrics.walBytes.set({ ...this.#labels, state: 'ready' }, ready)
+    this.#o.metrics.walFiles.set({ ...this.#labels, state: 'open' }, openFiles)
+    this.#o.metrics.walFiles.set({ ...this.#labels, state: 'ready' }, readyFiles)
     this.#o.metrics.uploadsPending.set(this.#labels, this.#o.uploads.pendingCount)
     this.#o.metrics.uploadPendingBytes.set(this.#labels, this.#o.uploads.pendingBytes)
   }

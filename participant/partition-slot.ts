@@ -165,6 +165,14 @@ export class PartitionSlot {
   get bufferedBytes(): number {
     return this.#ingest?.log.bufferedBytes ?? 0
   }
+  get openSegmentCount(): number {
+    return this.#ingest?.log.openSegmentCount ?? 0
+  }
+
+  get readySegmentCount(): number {
+    return this.#ingest?.log.readySegments.length ?? 0
+  }
+
   get readyBytes(): number {
     return this.#ingest?.log.readyBytes ?? 0
   }

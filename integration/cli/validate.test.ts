@@ -73,6 +73,22 @@ datasets:
     assert.doesNotMatch(out, /\n\s+at /)
   })
 
+  test('floe run does not start without Kafka or the catalog, and says which and why', async () => {
+    for (const [env, expected] of [
+      [{ FLOE_KAFKA__BROKERS: '127.0.0.1:1' }, /^floe run: kafka 127\.0\.0\.1:1: connection refused$/m],
+      [{ FLOE_CATALOG__URI: 'http://127.0.0.1:2' }, /^floe run: catalog http:\/\/127\.0\.0\.1:2: connection refused$/m],
+    ] as const) {
+      const result = await run(floe, ['run', '--config', config], {
+        env: { ...process.env, ...env, FLOE_METRICS__PORT: '0' },
+      }).then(
+        () => ({ code: 0, err: '' }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, err: error.stderr }),
+      )
+      assert.equal(result.code, 1)
+      assert.match(result.err, expected)
+    }
+  })
+
   test('refuses a bad file before reaching anything, naming the key', async () => {
     const bad = join(dir, 'bad.yaml')
     await writeFile(bad, 'kafka:\n  brokers: []\n')
