@@ -63,6 +63,7 @@ export class Worker {
   #endpoints: Endpoints | undefined
   #timers: NodeJS.Timeout[] = []
   #acks: ((message: ControlMessage) => void)[] = []
+  #following = false
 
   constructor(config: FloeConfig, options: { logger: Logger; workerId?: string; metrics?: FloeMetrics }) {
     this.config = config
@@ -238,6 +239,17 @@ export class Worker {
   }
 
   async #followOwnership(): Promise<void> {
+    // A coordinator start or stop can outlast the 1 s tick: never run two passes at once.
+    if (this.#following) return
+    this.#following = true
+    try {
+      await this.#followOnce()
+    } finally {
+      this.#following = false
+    }
+  }
+
+  async #followOnce(): Promise<void> {
     for (const runtime of this.#datasets) {
       const owns = runtime.participant.assigned.includes(0)
       if (owns === runtime.coordinating) continue
