@@ -15,11 +15,9 @@ import {
   type TopicPartition,
   type TopicPartitionOffset,
 } from '../protocol/index.ts'
-import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
-import { isFloeError, messageOf } from '../shared/index.ts'
+import { isFloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
-import { kafkaConnectionOf, reach, reasonOf } from './servers.ts'
-import type { Output } from './status.ts'
+import { configFor, kafkaConnectionOf, type Output, reach, reasonOf } from './servers.ts'
 
 interface MessageHead {
   kind: 'message'
@@ -304,13 +302,8 @@ export async function runObserve(
 ): Promise<number> {
   const stdout = options.stdout ?? process.stdout
   const stderr = options.stderr ?? process.stderr
-  let config: FloeConfig
-  try {
-    config = loadConfig(configPath)
-  } catch (error) {
-    stderr.write(`floe observe: ${messageOf(error)}\n`)
-    return 2
-  }
+  const config = configFor('observe', configPath, stderr)
+  if (!config) return 2
   const workerId = `observe-${randomBytes(4).toString('hex')}`
   const topic = config.kafka.controlTopic
   const channel = new ControlChannel({

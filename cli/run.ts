@@ -1,19 +1,15 @@
 // `floe run`: one worker until SIGTERM or SIGINT. The first signal drains (a last round, its ACK
 // within drainTimeoutSeconds, then the groups are left so partitions move at once); a second
 // signal exits at once — whatever is left over is safe by recovery.
-import { type FloeConfig, loadConfig, redact } from '../shared/config/index.ts'
+import { redact } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { createLogger } from '../shared/telemetry/index.ts'
+import { configFor } from './servers.ts'
 import { Worker, workerIdOf } from './worker.ts'
 
 export async function runWorker(configPath: string | undefined): Promise<number> {
-  let config: FloeConfig
-  try {
-    config = loadConfig(configPath)
-  } catch (error) {
-    console.error(`floe run: ${messageOf(error)}`)
-    return 2
-  }
+  const config = configFor('run', configPath)
+  if (!config) return 2
   const workerId = workerIdOf()
   const logger = createLogger({ level: config.log.level, base: { worker: workerId } })
   logger.info({ config: redact(config) }, 'configuration loaded')

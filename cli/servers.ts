@@ -2,7 +2,7 @@
 // storage settings, the dataset's consumer group, and one-line reasons when a server does not
 // answer. Shared by `floe run`, `validate`, `status` and `observe`.
 import type { CatalogConfig } from '../shared/catalog/index.ts'
-import type { FloeConfig } from '../shared/config/index.ts'
+import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaConnection } from '../shared/kafka/index.ts'
 import { RoutedStorage } from '../shared/storage/index.ts'
@@ -87,4 +87,23 @@ export function storageOf(config: FloeConfig): RoutedStorage {
   return new RoutedStorage(
     config.storage.type === 'azure' ? { azure: { connectionString: config.storage.azure.connectionString } } : {},
   )
+}
+
+/** Where a command writes: process.stdout / stderr, or a test's buffer. */
+export interface Output {
+  write(text: string): unknown
+}
+
+/** The configuration, or undefined after one line on stderr: `floe <command>: <key path>: <problem>`. */
+export function configFor(
+  command: string,
+  path: string | undefined,
+  stderr: Output = process.stderr,
+): FloeConfig | undefined {
+  try {
+    return loadConfig(path)
+  } catch (error) {
+    stderr.write(`floe ${command}: ${messageOf(error)}\n`)
+    return undefined
+  }
 }

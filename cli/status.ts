@@ -3,13 +3,24 @@
 // them — and the last Floe commit with its age. Human table by default, one JSON document with
 // --json. Reads only; a server that cannot be reached is one line naming it, exit 1.
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
-import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
+import type { FloeConfig } from '../shared/config/index.ts'
 import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
-import { isFloeError, messageOf } from '../shared/index.ts'
+import { isFloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress, floeSummaryKeys, offsetsKey, type ProgressSource } from '../shared/progress/index.ts'
-import { catalogConfigOf, datasetGroup, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
+import {
+  catalogConfigOf,
+  configFor,
+  datasetGroup,
+  kafkaConnectionOf,
+  type Output,
+  reach,
+  reasonOf,
+  storageOf,
+} from './servers.ts'
+
+export type { Output }
 
 export interface PartitionLag {
   partition: number
@@ -209,23 +220,14 @@ export function statusJson(statuses: readonly DatasetStatus[], at: number): stri
   })
 }
 
-export interface Output {
-  write(text: string): unknown
-}
-
 export async function runStatus(
   configPath: string | undefined,
   options: { json?: boolean; stdout?: Output; stderr?: Output; timeoutMs?: number } = {},
 ): Promise<number> {
   const stdout = options.stdout ?? process.stdout
   const stderr = options.stderr ?? process.stderr
-  let config: FloeConfig
-  try {
-    config = loadConfig(configPath)
-  } catch (error) {
-    stderr.write(`floe status: ${messageOf(error)}\n`)
-    return 2
-  }
+  const config = configFor('status', configPath, stderr)
+  if (!config) return 2
   try {
     const statuses = await datasetStatuses(
       config,

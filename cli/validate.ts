@@ -2,10 +2,10 @@
 // catalog, the storage — and each dataset's topic and table. Prints one line per check and exits
 // non-zero when any check fails, naming the server and the problem (never a stack trace).
 import { type Catalog, openCatalog } from '../shared/catalog/index.ts'
-import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
-import { FloeError, messageOf } from '../shared/index.ts'
+import type { FloeConfig } from '../shared/config/index.ts'
+import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
-import { catalogConfigOf, reach, reasonOf, storageOf } from './servers.ts'
+import { catalogConfigOf, configFor, reach, reasonOf, storageOf } from './servers.ts'
 
 export interface Check {
   what: string
@@ -73,13 +73,8 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
 }
 
 export async function runValidate(configPath: string | undefined): Promise<number> {
-  let config: FloeConfig
-  try {
-    config = loadConfig(configPath)
-  } catch (error) {
-    console.error(`floe validate: ${messageOf(error)}`)
-    return 2
-  }
+  const config = configFor('validate', configPath)
+  if (!config) return 2
   const checks = await validate(config)
   for (const check of checks) console.log(`${check.ok ? 'ok  ' : 'FAIL'} ${check.what}: ${check.detail}`)
   return checks.every((c) => c.ok) ? 0 : 1
