@@ -29,6 +29,8 @@ export interface VerifyResult {
   /** Data files of the current snapshot, and how many carry lower and upper bounds. */
   dataFiles: number
   filesWithBounds: number
+  /** Manifests the current snapshot lists. */
+  manifests: number
   schema: string
   spec: string
   snapshots: { id: string; summary: Record<string, string> }[]

@@ -88,6 +88,7 @@ def main():
         "files": len(list(scan.plan_files())),
         "dataFiles": len(all_files),
         "filesWithBounds": sum(1 for f in all_files if f.lower_bounds and f.upper_bounds),
+        "manifests": len(table.current_snapshot().manifests(table.io)) if table.current_snapshot() else 0,
         "schema": str(table.schema()),
         "spec": str(table.spec()),
         "snapshots": [

@@ -225,6 +225,24 @@ describe('the Iceberg writer through the REST catalog on a local warehouse', () 
     assert.equal(report.snapshots.at(-1)?.summary['total-records'], '100')
   })
 
+  test('merges small manifests once a table holds more than commit.manifest.min-count-to-merge', async () => {
+    const table: TableIdentifier = { namespace: [uniqueName('it_merge')], name: 'events' }
+    await catalog.createNamespace(table.namespace)
+    await catalog.createTable(table, schema, spec, { properties: { 'commit.manifest.min-count-to-merge': '3' } })
+    for (let commit = 0; commit < 7; commit++) await appendRows(catalog, storage, table, rows(commit * 10, 10))
+    const report = await verifyTable(`${table.namespace[0]}.events`, {
+      idsFile: await idsFile(
+        scratch,
+        rows(0, 70).map((r) => r.id as string),
+      ),
+    })
+    assert.equal(report.rows, 70)
+    assert.equal(report.ids?.duplicated, 0)
+    assert.equal(report.snapshots.length, 7)
+    // Without merging the seventh snapshot would list seven manifests.
+    assert.ok(report.manifests < 7, `manifests: ${report.manifests}`)
+  })
+
   test('never commits the same files twice when the commit outcome was unknown', async () => {
     const table: TableIdentifier = { namespace: [uniqueName('it_unknown')], name: 'events' }
     await catalog.createNamespace(table.namespace)
