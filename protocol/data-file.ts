@@ -40,7 +40,7 @@ export function toDataFileEntry(
   }
   const partitionJson = new Map<number, string>()
   for (const field of partitionType.fields) {
-    partitionJson.set(field.id, partitionValueText(field.type, file.partition[field.name] ?? null))
+    partitionJson.set(field.id, toJsonSingleValueText(field.type, file.partition[field.name] ?? null))
   }
   const { partition: _partition, ...rest } = file
   return bloomFilterLocation === undefined
@@ -61,13 +61,6 @@ export function toDataFile(entry: DataFileEntry, partitionType: StructType): Dat
   }
   const { partitionJson: _json, bloomFilterLocation: _bloom, ...rest } = entry
   return { ...rest, partition }
-}
-
-function partitionValueText(type: IcebergType, value: IcebergValue): string {
-  // JSON.stringify(-0) is "0", which shared/iceberg/values inherits; Iceberg's Java writer says
-  // -0.0, and -0.0 and 0.0 are different partitions. Written here until the shared code has it.
-  if ((type === 'float' || type === 'double') && Object.is(value, -0)) return '-0.0'
-  return toJsonSingleValueText(type, value)
 }
 
 function partitionValue(entry: DataFileEntry, type: IcebergType, text: string): IcebergValue {

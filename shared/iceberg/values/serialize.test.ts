@@ -186,6 +186,10 @@ describe('the JSON single-value serialization', () => {
 
   test('prints longs in full in JSON text', () => {
     assert.equal(toJsonSingleValueText('long', 2n ** 63n - 1n), '9223372036854775807')
+    // -0.0 and 0.0 are different float partitions: the text keeps the sign, as Java writes it
+    assert.equal(toJsonSingleValueText('double', -0), '-0.0')
+    assert.equal(toJsonSingleValueText('float', -0), '-0.0')
+    assert.equal(toJsonSingleValueText('double', 0), '0')
     const mapType: IcebergType = {
       type: 'map',
       'key-id': 1,

@@ -230,6 +230,8 @@ export function toJsonSingleValue(type: IcebergType, value: IcebergValue): JsonS
 
 /** The JSON text of toJsonSingleValue, with longs printed in full (JSON.stringify rejects bigint). */
 export function toJsonSingleValueText(type: IcebergType, value: IcebergValue): string {
+  // JSON.stringify(-0) is "0", but -0.0 and 0.0 are different float partitions; Java writes -0.0.
+  if ((type === 'float' || type === 'double') && Object.is(value, -0)) return '-0.0'
   return stringify(toJsonSingleValue(type, value))
 }
 
