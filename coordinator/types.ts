@@ -1,6 +1,7 @@
 // The coordinator's view of a round: what participants report and what the table says. These are
 // domain types, not wire types: the control channel decodes protocol messages into them (the
 // mapping lives with whoever wires the coordinator to protocol/).
+import type { RangeOrigin } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 
 /** Next offset to read, per topic and partition: Floe's progress marker in memory (invariant 1). */
@@ -21,12 +22,8 @@ export interface LogStartJump {
   to: bigint
 }
 
-/**
- * Where the start of a participant's uncommitted chain of ranges came from (invariant 2): the
- * table's offset, or, for a partition the table had never seen, the group's committed offset or
- * `auto.offset.reset`. It becomes `table` again once an ACK confirms the table holds the chain.
- */
-export type RangeOrigin = 'table' | 'group-offset' | 'offset-reset'
+/** Where the start of a participant's uncommitted chain came from (invariant 2); carried on the wire. */
+export type { RangeOrigin }
 
 /** Who sent a WRITE-STATUS: the consumer-group generation orders senders of one partition. */
 export interface Sender {

@@ -1,6 +1,8 @@
 // The participant's view of the commit protocol for one partition. Domain types, not wire types:
 // whoever wires the machine to protocol/ maps messages to these. They mirror the coordinator's
 // (participant/ may not import coordinator/), so a status built here is the one checked there.
+import type { RangeOrigin } from '../../protocol/index.ts'
+
 import type { DataFile } from '../../shared/iceberg/index.ts'
 
 /** Kafka offsets `[start, end)`: end is the offset of the last record read plus one. */
@@ -15,13 +17,8 @@ export interface LogStartJump {
   to: bigint
 }
 
-/**
- * Where the start of the uncommitted chain came from (invariant 2): the table's offset, or for a
- * partition the table has never seen, the group's committed offset or `auto.offset.reset`. The
- * coordinator accepts a partition the table does not know only from a chain that did not start
- * at a table offset (see coordinator/contiguity.ts).
- */
-export type RangeOrigin = 'table' | 'group-offset' | 'offset-reset'
+/** Where the start of a participant's uncommitted chain came from (invariant 2); carried on the wire. */
+export type { RangeOrigin }
 
 /** The answer to END-COMMIT for one partition. */
 export type PartitionWriteStatus =
