@@ -5,14 +5,12 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { seededSample, stackPython } from '../test-sample.ts'
 import type { IcebergValue, PrimitiveType } from '../types.ts'
 import { encodeHex } from '../values/index.ts'
 import { compilePartitioner, compileTransform, humanString, parseTransform, transformResultType } from './index.ts'
 
-const here = fileURLToPath(new URL('.', import.meta.url))
-const stackDir = process.env.FLOE_STACK_DIR ?? join(here, '..', '..', '..', '.stack')
-const python = join(stackDir, 'venv', 'bin', 'python')
+const python = stackPython
 
 interface Case {
   transform: string
@@ -26,21 +24,7 @@ interface Answer {
   path?: string
 }
 
-// mulberry32: a fixed seed gives the same sample on every run.
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const next = random(20171116)
-const integer = (min: number, max: number) => Math.floor(min + next() * (max - min + 1))
-const bigint64 = () => BigInt.asIntN(64, (BigInt(integer(0, 2 ** 32 - 1)) << 32n) | BigInt(integer(0, 2 ** 32 - 1)))
-const bytes = (length: number) => Uint8Array.from({ length }, () => integer(0, 255))
-const pick = <T>(items: readonly T[]): T => items[integer(0, items.length - 1)]!
+const { next, integer, bigint64, bytes, pick } = seededSample(20171116)
 const alphabet = [
   'a',
   'Z',
@@ -137,7 +121,7 @@ function encodeInput(c: Case): unknown {
 
 describe('the transforms, checked against pyiceberg', { skip: !existsSync(python) && `no venv at ${python}` }, () => {
   const cases = sample()
-  const run = spawnSync(python, [join(here, 'pyiceberg_transforms.py')], {
+  const run = spawnSync(python, [join(import.meta.dirname, 'pyiceberg_transforms.py')], {
     input: JSON.stringify(cases.map((c) => ({ ...c, value: encodeInput(c) }))),
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { seededSample, stackPython } from '../test-sample.ts'
 import type { IcebergValue, PrimitiveType } from '../types.ts'
 import { decimalParams } from '../types.ts'
 import {
@@ -18,25 +18,9 @@ import {
   toJsonSingleValue,
 } from './index.ts'
 
-const here = fileURLToPath(new URL('.', import.meta.url))
-const stackDir = process.env.FLOE_STACK_DIR ?? join(here, '..', '..', '..', '.stack')
-const python = join(stackDir, 'venv', 'bin', 'python')
+const python = stackPython
 
-// mulberry32: a fixed seed gives the same sample on every run.
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const next = random(34)
-const integer = (min: number, max: number) => Math.floor(min + next() * (max - min + 1))
-const bigint64 = () => BigInt.asIntN(64, (BigInt(integer(0, 2 ** 32 - 1)) << 32n) | BigInt(integer(0, 2 ** 32 - 1)))
-const bytes = (length: number) => Uint8Array.from({ length }, () => integer(0, 255))
-const pick = <T>(items: readonly T[]): T => items[integer(0, items.length - 1)]!
+const { next, integer, bigint64, bytes, pick } = seededSample(34)
 const micros = () => BigInt(integer(-62135596800, 253402300799)) * 1_000_000n + BigInt(pick([0, integer(0, 999999)]))
 
 interface Serialized {
@@ -112,7 +96,7 @@ describe('single values and ISO text, checked against pyiceberg', {
 }, () => {
   const serialize = sample()
   const parse = parseSample()
-  const run = spawnSync(python, [join(here, 'pyiceberg_conversions.py')], {
+  const run = spawnSync(python, [join(import.meta.dirname, 'pyiceberg_conversions.py')], {
     input: JSON.stringify({
       serialize: serialize.map((c) => ({ type: c.type, value: encode(c.type, c.value) })),
       parse,
