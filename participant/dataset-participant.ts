@@ -251,8 +251,11 @@ export class DatasetParticipant {
           if (!slot) continue
           const counts = await slot.ingest(part)
           // lag as the table sees it: what the topic holds beyond the uncommitted chain's start
-          const lag = part.highWatermark - (slot.chainStart ?? part.from)
-          this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
+          // (a partition that answered with an error reports no high watermark)
+          if (part.error === undefined) {
+            const lag = part.highWatermark - (slot.chainStart ?? part.from)
+            this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
+          }
           if (!counts) continue
           phases.counts.in += counts.records
           phases.counts.written += counts.rows

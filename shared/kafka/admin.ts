@@ -72,6 +72,19 @@ export class KafkaAdmin {
     return result
   }
 
+  /**
+   * Deletes every record before `offset` in each given partition (what retention does, on demand):
+   * the partition's log start moves there. Returns the new log start per partition.
+   */
+  async deleteRecords(topic: string, before: PartitionOffsets): Promise<PartitionOffsets> {
+    const deleted = await this.#admin.deleteRecords({
+      topics: [{ name: topic, partitions: [...before].map(([partition, offset]) => ({ partition, offset })) }],
+    })
+    const result: PartitionOffsets = new Map()
+    for (const p of deleted.find((t) => t.name === topic)?.partitions ?? []) result.set(p.partition, p.lowWatermark)
+    return result
+  }
+
   /** The group's committed offsets for one topic; partitions without a commit are absent. */
   async committedOffsets(group: string, topic: string): Promise<PartitionOffsets> {
     const groups = await this.#admin.listConsumerGroupOffsets({ groups: [group] })

@@ -5,9 +5,11 @@
 // only says which partitions are ours; Floe's progress lives in the Iceberg table.
 import { Consumer, type RecordsBatch } from '@platformatic/kafka'
 import { FloeError } from '../errors.ts'
+import type { OpenAborts } from './aborted-transactions.ts'
 import { clientOptions, type KafkaConnection } from './connection.ts'
+import { type FetchedPartition, readFetchResponse, responseOf } from './fetch-response.ts'
 
-export type { RecordsBatch }
+export type { FetchedPartition, RecordsBatch }
 
 /**
  * Given to the client at construction as well as to join(): the client rejoins by itself (a commit
@@ -16,26 +18,16 @@ export type { RecordsBatch }
  */
 const PROTOCOLS = [{ name: 'cooperative-sticky', version: 3 }]
 
-/** Bit 5 of a record batch's attributes: a transaction marker, not data. */
-const IS_CONTROL = 1 << 5
 // Kafka's fetch isolation levels.
 const READ_COMMITTED = 1
-// Kafka error codes a fetch answers per partition.
-const OFFSET_OUT_OF_RANGE = 1
 
-export interface FetchedPartition {
-  partition: number
-  /** The position asked for; records before it in the first batch are to be skipped. */
-  from: bigint
-  /** Data batches (transaction markers removed); their records from `from` on are new. */
-  batches: RecordsBatch[]
-  /** Where the next fetch of this partition starts: past every batch returned, markers included. */
-  next: bigint
-  logStartOffset: bigint
-  highWatermark: bigint
-  /** The position is outside the log (e.g. deleted by retention): the caller decides where to go. */
-  outOfRange: boolean
-}
+/**
+ * The client retries a fetch whole when one partition answers with a retriable error (not leader,
+ * …), and the other partitions of the request wait for it. Floe handles those per partition
+ * itself once the client gives up, so a fetch's retries are quick; other operations keep the
+ * client's pace.
+ */
+const retryDelayOf = (_client: unknown, operation: string): number => (operation === 'fetch' ? 50 : 1000)
 
 export interface GroupReaderSettings {
   groupId: string
@@ -55,6 +47,8 @@ export class GroupReader {
   #topicId: string | undefined
   #leaders = new Map<number, number>()
   #partitionCount = 0
+  /** Per partition: producers whose aborted transaction the last response left open, and where. */
+  readonly #openAborts = new Map<number, OpenAborts>()
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings) {
     this.#settings = {
@@ -74,6 +68,7 @@ export class GroupReader {
       heartbeatInterval: this.#settings.heartbeatIntervalMs,
       rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
       protocols: PROTOCOLS,
+      retryDelay: retryDelayOf,
     })
   }
 
@@ -121,25 +116,31 @@ export class GroupReader {
 
   /**
    * Fetches from each partition of `positions` at its position, in one request per leader.
-   * Partitions the caller leaves out are not read (that is how a partition is paused).
+   * Partitions the caller leaves out are not read (that is how a partition is paused). A partition
+   * that answers with an error comes back with that error and nothing read (out of range: flagged
+   * for the caller; not leader and the like: the cluster is learned again for the next fetch);
+   * the other partitions of the same request are read as usual (DESIGN.md invariant 10).
    */
   async fetch(positions: ReadonlyMap<number, bigint>): Promise<FetchedPartition[]> {
     if (positions.size === 0) return []
-    if (!this.#topicId) await this.#refreshMetadata()
-    const byLeader = new Map<number, number[]>()
-    for (const partition of positions.keys()) {
+    if (!this.#topicId || [...positions.keys()].some((p) => !this.#leaders.has(p))) await this.#refreshMetadata()
+    const byLeader = new Map<number, Map<number, bigint>>()
+    for (const [partition, position] of positions) {
       const leader = this.#leaders.get(partition)
-      if (leader === undefined) {
-        await this.#refreshMetadata()
-        break
-      }
-      byLeader.set(leader, [...(byLeader.get(leader) ?? []), partition])
+      // No leader now (an election is under way): left out until the metadata names one.
+      if (leader === undefined || leader < 0) continue
+      const asked = byLeader.get(leader) ?? new Map<number, bigint>()
+      asked.set(partition, position)
+      byLeader.set(leader, asked)
     }
     const results: FetchedPartition[] = []
+    let staleMetadata = false
     await Promise.all(
-      [...byLeader].map(async ([node, partitions]) => {
+      [...byLeader].map(async ([node, asked]) => {
         try {
-          results.push(...(await this.#fetchFrom(node, partitions, positions)))
+          const read = readFetchResponse(await this.#fetchFrom(node, asked), asked, this.#openAborts)
+          results.push(...read.partitions)
+          staleMetadata ||= read.staleMetadata
         } catch (error) {
           // A leader moved or a connection broke: learn the cluster again, the caller retries.
           await this.#refreshMetadata().catch(() => {})
@@ -150,58 +151,36 @@ export class GroupReader {
         }
       }),
     )
+    if (staleMetadata) await this.#refreshMetadata().catch(() => {})
     return results
   }
 
-  async #fetchFrom(
-    node: number,
-    partitions: number[],
-    positions: ReadonlyMap<number, bigint>,
-  ): Promise<FetchedPartition[]> {
-    const response = await this.#consumer.fetch({
-      node,
-      maxWaitTime: this.#settings.maxWaitMs,
-      maxBytes: this.#settings.maxBytes,
-      isolationLevel: READ_COMMITTED,
-      topics: [
-        {
-          topicId: this.#topicId ?? '',
-          partitions: partitions.map((partition) => ({
-            partition,
-            fetchOffset: positions.get(partition) ?? 0n,
-            partitionMaxBytes: this.#settings.maxBytesPerPartition,
-            currentLeaderEpoch: -1,
-            lastFetchedEpoch: -1,
-          })),
-        },
-      ],
-    })
-    const out: FetchedPartition[] = []
-    for (const topic of response.responses) {
-      for (const p of topic.partitions) {
-        const from = positions.get(p.partitionIndex)
-        // An incremental fetch session may answer for partitions not asked for this time.
-        if (from === undefined || !partitions.includes(p.partitionIndex)) continue
-        let next = from
-        const batches: RecordsBatch[] = []
-        for (const batch of p.records ?? []) {
-          const end = batch.firstOffset + BigInt(batch.lastOffsetDelta) + 1n
-          if (end <= from) continue
-          if (end > next) next = end
-          if ((batch.attributes & IS_CONTROL) === 0) batches.push(batch)
-        }
-        out.push({
-          partition: p.partitionIndex,
-          from,
-          batches,
-          next,
-          logStartOffset: p.logStartOffset,
-          highWatermark: p.highWatermark,
-          outOfRange: p.errorCode === OFFSET_OUT_OF_RANGE,
-        })
-      }
+  /** One fetch request to one broker; a response whose only errors are per partition is returned, not thrown. */
+  async #fetchFrom(node: number, asked: ReadonlyMap<number, bigint>) {
+    try {
+      return await this.#consumer.fetch({
+        node,
+        maxWaitTime: this.#settings.maxWaitMs,
+        maxBytes: this.#settings.maxBytes,
+        isolationLevel: READ_COMMITTED,
+        topics: [
+          {
+            topicId: this.#topicId ?? '',
+            partitions: [...asked].map(([partition, fetchOffset]) => ({
+              partition,
+              fetchOffset,
+              partitionMaxBytes: this.#settings.maxBytesPerPartition,
+              currentLeaderEpoch: -1,
+              lastFetchedEpoch: -1,
+            })),
+          },
+        ],
+      })
+    } catch (error) {
+      const response = responseOf(error)
+      if (!response) throw error
+      return response
     }
-    return out
   }
 
   /** Commits the group's offsets (partition -> next offset to read): lag monitoring only. */
