@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { checkContiguity, type RejectionReason } from './contiguity.ts'
+import { advancesTable, checkContiguity, type RejectionReason } from './contiguity.ts'
 import { empty, failed, topic, written } from './test-fixtures.ts'
-import type { PartitionWriteStatus, Progress } from './types.ts'
+import type { LogStartJump, PartitionWriteStatus, Progress } from './types.ts'
 
 const at = (offsets: Record<number, bigint>, other: Record<number, bigint> = {}): Progress =>
   new Map([
@@ -105,6 +105,54 @@ const cases: Array<{ name: string; table: Progress; status: PartitionWriteStatus
     verdict: { accepted: {} },
   },
   {
+    name: 'kept files from the table offset and then a log-start jump inside the range are accepted together',
+    table: at({ 0: 100n }),
+    status: written(0, 100n, 600n, { jump: { from: 300n, to: 500n } }),
+    verdict: { accepted: { lost: 200n } },
+  },
+  {
+    name: 'a jump inside the range that ends it (nothing read past the log start yet) is accepted',
+    table: at({ 0: 100n }),
+    status: written(0, 100n, 500n, { jump: { from: 300n, to: 500n } }),
+    verdict: { accepted: { lost: 200n } },
+  },
+  {
+    name: 'a jump right at the start of a range that starts at the table offset is accepted',
+    table: at({ 0: 100n }),
+    status: written(0, 100n, 600n, { jump: { from: 100n, to: 500n } }),
+    verdict: { accepted: { lost: 400n } },
+  },
+  {
+    name: 'a jump inside a range that does not start at the table offset is rejected (a replay)',
+    table: at({ 0: 100n }),
+    status: written(0, 50n, 600n, { jump: { from: 300n, to: 500n } }),
+    verdict: { rejected: 'behind-table' },
+  },
+  {
+    name: 'a jump inside a range that starts past the table offset is rejected (a gap)',
+    table: at({ 0: 100n }),
+    status: written(0, 200n, 600n, { jump: { from: 300n, to: 500n } }),
+    verdict: { rejected: 'ahead-of-table' },
+  },
+  {
+    name: 'a jump that reaches past the end of its range is rejected',
+    table: at({ 0: 100n }),
+    status: written(0, 100n, 400n, { jump: { from: 300n, to: 500n } }),
+    verdict: { rejected: 'log-start-jump-mismatch' },
+  },
+  {
+    name: 'a jump that starts before its range (and does not end at it) is rejected',
+    table: at({ 0: 100n }),
+    status: written(0, 100n, 600n, { jump: { from: 50n, to: 500n } }),
+    verdict: { rejected: 'log-start-jump-mismatch' },
+  },
+  {
+    name: 'a jump inside the range of a chain the table no longer knows is rejected',
+    table: at({}),
+    status: written(0, 100n, 600n, { jump: { from: 300n, to: 500n } }),
+    verdict: { rejected: 'unknown-to-table' },
+  },
+  {
     name: "a partition's first-ever commit from the group offset is accepted at any start",
     table: at({ 1: 100n }),
     status: written(0, 1234n, 1300n, { origin: 'group-offset' }),
@@ -201,5 +249,117 @@ describe('checkContiguity', () => {
   test('reports lost records with where the gap starts and ends', () => {
     const check = checkContiguity(at({ 0: 100n }), [written(0, 500n, 600n, { jump: { from: 100n, to: 500n } })])
     assert.deepEqual(check.lost, [{ topic, partition: 0, from: 100n, to: 500n, count: 400n }])
+  })
+})
+
+function lowest(a: bigint, b: bigint): bigint {
+  if (a < b) return a
+  return b
+}
+
+/** Intervals [from, to) that are not empty, sorted; do they tile [start, end) exactly, without overlap? */
+function tiles(pieces: Array<[bigint, bigint]>, start: bigint, end: bigint): boolean {
+  const sorted = pieces.filter(([a, b]) => b > a).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  let at = start
+  for (const [from, to] of sorted) {
+    if (from !== at) return false
+    at = to
+  }
+  return at === end
+}
+
+describe('checkContiguity, exhaustively over small offsets', () => {
+  const offsets = [0n, 1n, 2n, 3n, 4n, 5n]
+  const jumps: Array<LogStartJump | undefined> = [undefined]
+  for (const from of offsets) for (const to of offsets) jumps.push({ from, to })
+
+  test('an accepted status moves the table exactly over its data and its declared loss, and a status that does so is accepted', () => {
+    let accepted = 0
+    let withLoss = 0
+    for (const table of [undefined, ...offsets]) {
+      const progress = table === undefined ? at({}) : at({ 0: table })
+      for (const start of offsets) {
+        for (const end of offsets) {
+          for (const jump of jumps) {
+            for (const origin of ['table', 'group-offset'] as const) {
+              for (const withFiles of [true, false]) {
+                const status = written(0, start, end, {
+                  origin,
+                  ...(jump ? { jump } : {}),
+                  ...(withFiles ? {} : { files: [] }),
+                })
+                const check = checkContiguity(progress, [status])
+                const outcomes = check.accepted.length + check.rejected.length + check.unchanged.length
+                const label = JSON.stringify({ table, start, end, jump, origin, withFiles }, (_, v) =>
+                  typeof v === 'bigint' ? Number(v) : v,
+                )
+                assert.equal(outcomes, 1, label)
+                assert.equal(check.unchanged.length === 1, !advancesTable(status), label)
+
+                // What a status claims: its data pieces and, with a jump, the records it says are gone.
+                // (files over an empty range are the named case above; the builder makes none here)
+                const valid = end >= start
+                const jumpOk = !jump || jump.to > jump.from
+                const beforeForm = jump !== undefined && jump.to === start
+                const insideForm = jump !== undefined && !beforeForm && start <= jump.from && jump.to <= end
+
+                const ok = check.accepted[0]
+                if (ok) {
+                  accepted++
+                  assert.ok(valid && jumpOk, label)
+                  if (table === undefined) assert.notEqual(origin, 'table', label)
+                  const lost = check.lost[0]
+                  assert.equal(check.lost.length, ok.logStartJump ? 1 : 0, label)
+                  if (lost) {
+                    withLoss++
+                    assert.ok(lost.count > 0n && lost.count === lost.to - lost.from, label)
+                  }
+                  const data: Array<[bigint, bigint]> =
+                    ok.logStartJump && insideForm && jump
+                      ? [
+                          [start, jump.from],
+                          [jump.to, end],
+                        ]
+                      : [[start, end]]
+                  const pieces = lost ? [...data, [lost.from, lost.to] as [bigint, bigint]] : data
+                  // The table's next offset becomes the range's end, reached from where it stood
+                  // with no offset covered twice and none skipped without being declared lost.
+                  const first = table ?? (lost ? lowest(lost.from, start) : start)
+                  assert.ok(tiles(pieces, first, end) || (end === start && pieces.length === 1), label)
+                } else if (table !== undefined && valid && jumpOk && advancesTable(status)) {
+                  // Completeness: each reading of the status that tiles [table, end) is accepted.
+                  const plain = !jump && tiles([[start, end]], table, end)
+                  const before =
+                    beforeForm &&
+                    jump &&
+                    tiles(
+                      [
+                        [jump.from, jump.to],
+                        [start, end],
+                      ],
+                      table,
+                      end,
+                    )
+                  const inside =
+                    insideForm &&
+                    jump &&
+                    tiles(
+                      [
+                        [start, jump.from],
+                        [jump.from, jump.to],
+                        [jump.to, end],
+                      ],
+                      table,
+                      end,
+                    )
+                  assert.ok(!(plain || before || inside), `should have been accepted: ${label}`)
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    assert.ok(accepted > 500 && withLoss > 100, `accepted ${accepted}, with loss ${withLoss}`)
   })
 })

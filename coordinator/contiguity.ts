@@ -8,9 +8,15 @@
 // - `error`: skipped; the partition's files stay with its participant for the next round.
 // - a range that ends before it starts, or holds files but no offsets: rejected (`invalid-range`).
 // - the table knows the partition: accepted iff `range.start` equals the table's next offset. The
-//   one allowed gap (retention deleted records the table never got): a status that declares a
-//   log-start jump is accepted when `jump.from` equals the table's offset and `range.start` equals
-//   `jump.to`; the records in between are reported lost.
+//   one allowed gap (retention deleted records the table never got) is declared as a log-start
+//   jump, in one of two places:
+//   - before the range: `jump.from` equals the table's offset and `range.start` equals `jump.to`
+//     (the participant held nothing from the table's offset on);
+//   - inside the range: `range.start` equals the table's offset and `range.start <= jump.from <
+//     jump.to <= range.end` (the participant's files cover [range.start, jump.from) and
+//     [jump.to, range.end): files it had written durably before the log start passed them are
+//     committed in the same commit as the jump, not thrown away; participant/chain.ts).
+//   Either way the records of the jump are reported lost. A jump anywhere else is rejected.
 // - the table has never seen the partition: accepted at any start, but only if the participant's
 //   chain did not start from the table (`origin` is `group-offset` or `offset-reset`). That is the
 //   partition's first-ever commit for this group (invariant 2), and the check runs against the
@@ -118,9 +124,11 @@ export function checkContiguity(progress: Progress, statuses: readonly Partition
       if (acceptedJump) check.lost.push(lostBy(topic, partition, acceptedJump))
     }
 
+    const before = jump !== undefined && jump.to === range.start
+    const inside = jump !== undefined && !before && range.start <= jump.from && jump.to <= range.end
     if (range.end < range.start || (files.length > 0 && range.end === range.start)) {
       reject('invalid-range')
-    } else if (jump && (jump.to <= jump.from || jump.to !== range.start)) {
+    } else if (jump && (jump.to <= jump.from || !(before || inside))) {
       reject(table === undefined || jump.to <= jump.from ? 'invalid-range' : 'log-start-jump-mismatch')
     } else if (table === undefined) {
       if (status.origin === 'table') reject('unknown-to-table')
@@ -128,8 +136,9 @@ export function checkContiguity(progress: Progress, statuses: readonly Partition
       // is counted, though the table never held the records before it either.
       else accept(jump)
     } else if (range.start === table) {
-      accept(undefined)
-    } else if (jump) {
+      // A jump before the range that ends at the table's offset skipped nothing the table lacks.
+      accept(inside ? jump : undefined)
+    } else if (before) {
       if (jump.from === table) accept(jump)
       else reject('log-start-jump-mismatch')
     } else {

@@ -9,6 +9,7 @@ import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { chainedRange, placeChain } from './chain.ts'
 import type { Decoder } from './decode/index.ts'
 import {
   type AcknowledgeInput,
@@ -93,6 +94,8 @@ export class PartitionSlot {
   readonly #uploads: SegmentUploads
   /** Set by the first sync; replaced by every later one. */
   #ingest: PartitionIngest | undefined
+  /** The last log-start jump counted and logged: a resync that finds it again does not count it twice. */
+  #counted: LogStartJump | undefined
 
   constructor(env: SlotEnvironment, partition: number, lock: SerialQueue, paused: boolean) {
     this.#env = env
@@ -267,20 +270,18 @@ export class PartitionSlot {
     if (previous) await this.#letGo(previous, 'resync')
     const dir = partitionLogDirectory(wal.dir, dataset.name, topic, partition)
     const recovered = await recoverPartition(dir, tableOffset, { topic, partition, specId: table.spec['spec-id'] })
-    let chainStart = start
-    let position = recovered.resumeFrom ?? start
+    // Retention deleted records nobody committed: read on from the log start. Kept files are
+    // committed with the jump that follows them (chain.ts), never dropped.
+    const placed = placeChain({
+      start,
+      tableOffset,
+      keptUpTo: recovered.rotations.length > 0 ? recovered.resumeFrom : undefined,
+      logStart,
+    })
+    const { chainStart, position, logStartJump } = placed
     let rotations: readonly Rotation[] = recovered.rotations
-    let logStartJump: LogStartJump | undefined
-    if (logStart > position) {
-      // Retention deleted records nobody committed: start at the log start. From a table offset
-      // that is the one allowed gap, declared in the next WRITE-STATUS (invariant 3); kept files
-      // ending before the log start cannot chain across it and go.
-      if (tableOffset !== undefined) logStartJump = { from: tableOffset, to: logStart }
-      chainStart = logStart
-      position = logStart
-    }
-    const log = this.#openLog(dir, position, logStartJump ? [] : recovered.segments)
-    if (logStartJump && rotations.length > 0) {
+    const log = this.#openLog(dir, position, placed.dropKept ? [] : recovered.segments)
+    if (placed.dropKept && rotations.length > 0) {
       await log.dropUncommitted(position)
       rotations = []
     }
@@ -298,10 +299,10 @@ export class PartitionSlot {
         position: String(position),
         reusedFiles: recovered.segments.length,
         deletedFiles: recovered.deleted.length,
-        ...(logStartJump ? { lostFrom: String(logStartJump.from), lostTo: String(logStartJump.to) } : {}),
       },
-      logStartJump ? 'partition synced past records lost to retention' : 'partition synced',
+      'partition synced',
     )
+    if (logStartJump) this.#skipped(logStartJump, input.reason)
     return { position: chainStart, origin, tableOffset, ...(logStartJump ? { logStartJump } : {}) }
   }
 
@@ -317,29 +318,17 @@ export class PartitionSlot {
         await ingest.committed(input.chainStart)
       return [...ingest.uncommitted]
     })
-    const first = rotations[0]
-    const last = rotations.at(-1)
-    if (!first || !last) {
-      if (!input.logStartJump) return { kind: 'empty', topic, partition }
-      const at = input.chainStart
-      return {
-        kind: 'written',
-        topic,
-        partition,
-        range: { start: at, end: at },
-        files: [],
-        origin: input.origin,
-        logStartJump: input.logStartJump,
-      }
-    }
-    if (first.start !== input.chainStart) {
+    const jump = input.logStartJump
+    if (rotations.length === 0 && !jump) return { kind: 'empty', topic, partition }
+    const chained = chainedRange(input.chainStart, jump, rotations)
+    if (chained.kind === 'gap') {
       // A gap between the chain and the WAL: nothing to report that could pass; read again.
       this.actor.send({ type: 'ingest.resync', reason: 'wal-gap' })
       throw new FloeError(
         'INVARIANT_BROKEN',
-        `partition ${partition}: WAL starts at ${first.start}, chain at ${input.chainStart}`,
+        `partition ${partition}: WAL continues at ${chained.found}, chain at ${chained.expected}`,
         {
-          details: { topic, partition, walStart: String(first.start), chainStart: String(input.chainStart) },
+          details: { topic, partition, walStart: String(chained.found), chainAt: String(chained.expected) },
         },
       )
     }
@@ -350,10 +339,10 @@ export class PartitionSlot {
       kind: 'written',
       topic,
       partition,
-      range: { start: input.chainStart, end: last.end },
+      range: chained.range,
       files,
       origin: input.origin,
-      ...(input.logStartJump ? { logStartJump: input.logStartJump } : {}),
+      ...(jump ? { logStartJump: jump } : {}),
       ...(oldestTimestampMs === undefined ? {} : { oldestTimestampMs }),
     }
   }
@@ -385,6 +374,30 @@ export class PartitionSlot {
 
   // ---- internals -----------------------------------------------------------------------------
 
+  /**
+   * Retention deleted records the table never got: counted (floe_records_skipped_total, reason
+   * retention) and logged with their range once, when the reader jumps over them. The coordinator
+   * counts them again when the commit that declares the jump lands (floe_records_lost_to_retention_total).
+   */
+  #skipped(jump: LogStartJump, reason: string): void {
+    const seen = this.#counted
+    const overlap = seen ? max0(min(jump.to, seen.to) - max(jump.from, seen.from)) : 0n
+    const count = jump.to - jump.from - overlap
+    this.#counted = jump
+    if (count <= 0n) return
+    this.#env.metrics.recordsSkipped.inc({ ...this.#labels, reason: 'retention' }, Number(count))
+    this.#env.logger.warn(
+      {
+        partition: this.partition,
+        reason,
+        skippedFrom: String(jump.from),
+        skippedTo: String(jump.to),
+        skipped: String(count),
+      },
+      'records lost to retention skipped: the partition resumes at the log start',
+    )
+  }
+
   #openLog(dir: string, startOffset: bigint, recovered: readonly ReadySegment[]): PartitionLog {
     const { wal, table, bloomFieldIds } = this.#env
     return new PartitionLog({
@@ -413,6 +426,10 @@ export class PartitionSlot {
     if (upload) for (const segment of rotation.segments) void this.#uploads.start(ingest.log, segment).catch(() => {})
   }
 }
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b)
+const max = (a: bigint, b: bigint) => (a > b ? a : b)
+const max0 = (a: bigint) => max(a, 0n)
 
 /** The promise, or the signal's reason once it aborts (the promise then runs on, unobserved). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -301,6 +301,42 @@ describe('the participant machine', () => {
     assert.deepEqual(p.flush.calls[0]?.input.logStartJump, { from: 100n, to: 500n })
   })
 
+  test('an ACK of a round cut before a sync found a log-start jump keeps the jump declared for the next round', async () => {
+    const p = await reported(written(100n, 150n))
+    p.actor.send({ type: 'ingest.resync', reason: 'out-of-range' })
+    assert.deepEqual(p.value(), { active: { ingest: 'syncing', commit: 'reported' } })
+    // The sync kept the files up to 300 (150..300 read since the cut) and found the log start at 500.
+    await p.done(p.sync, { position: 100n, origin: 'table', tableOffset: 100n, logStartJump: { from: 300n, to: 500n } })
+    p.actor.send({
+      type: 'control.commit-acked',
+      commitId: 'c-1',
+      outcome: { kind: 'committed', offset: 150n, filePaths: ['s3://b/100-150.parquet'] },
+    })
+    await p.done(p.acknowledge, undefined)
+    assert.equal(p.context().chainStart, 150n)
+    assert.deepEqual(p.context().logStartJump, { from: 300n, to: 500n })
+    p.actor.send({ type: 'control.start-commit', commitId: 'c-2', tableOffset: 150n })
+    assert.deepEqual(p.value(), { active: { ingest: 'writing', commit: 'idle' } }, 'in line')
+    p.actor.send({ type: 'control.end-commit', commitId: 'c-2' })
+    assert.deepEqual(p.flush.calls[1]?.input.logStartJump, { from: 300n, to: 500n })
+    assert.equal(p.flush.calls[1]?.input.chainStart, 150n)
+  })
+
+  test('an ACK that commits past a declared jump clears it', async () => {
+    const jumped = await writingAt(500n, { tableOffset: 100n, logStartJump: { from: 100n, to: 500n } })
+    jumped.actor.send({ type: 'control.start-commit', commitId: 'c-1', tableOffset: 100n })
+    jumped.actor.send({ type: 'control.end-commit', commitId: 'c-1' })
+    await jumped.done(jumped.flush, written(500n, 600n))
+    await jumped.done(jumped.send, undefined)
+    jumped.actor.send({
+      type: 'control.commit-acked',
+      commitId: 'c-1',
+      outcome: { kind: 'committed', offset: 600n, filePaths: ['s3://b/500-600.parquet'] },
+    })
+    assert.equal(jumped.context().chainStart, 600n)
+    assert.equal(jumped.context().logStartJump, undefined)
+  })
+
   test('a resync asked for during a flush waits until the status is sent', async () => {
     const p = await writingAt(100n)
     p.actor.send({ type: 'control.end-commit', commitId: 'c-1' })

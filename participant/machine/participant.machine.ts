@@ -137,9 +137,12 @@ export const participantMachine = setup({
       })
     }),
     adoptCommit: enqueueActions(
-      ({ enqueue }, params: { commitId: string; offset: bigint; filePaths: readonly string[] }) => {
+      ({ context, enqueue }, params: { commitId: string; offset: bigint; filePaths: readonly string[] }) => {
         // The table holds the chain up to `offset` now: the next range starts there, from the table.
-        enqueue.assign({ chainStart: params.offset, origin: 'table', logStartJump: undefined, acknowledged: params })
+        // A log-start jump still ahead of it (a sync found it after this round's cut) stays declared.
+        const jump = context.logStartJump
+        const logStartJump = jump && jump.from >= params.offset ? jump : undefined
+        enqueue.assign({ chainStart: params.offset, origin: 'table', logStartJump, acknowledged: params })
         enqueue.emit({ type: 'participant.committed', ...params })
       },
     ),

@@ -34,6 +34,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['dataset', 'reason'],
       registers,
     }),
+    recordsSkipped: new Counter({
+      name: 'floe_records_skipped_total',
+      help: 'Records a participant jumped over without reading them, by reason (retention: deleted before any commit)',
+      labelNames: ['dataset', 'reason'],
+      registers,
+    }),
     walBytes: new Gauge({
       name: 'floe_wal_bytes',
       help: 'Bytes in the WAL, by segment state',

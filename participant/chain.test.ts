@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { chainedRange, placeChain } from './chain.ts'
+
+describe('placing the chain after a sync', () => {
+  test('with the log start behind what the WAL holds, reading resumes after the kept files', () => {
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 300n, logStart: 50n }), {
+      chainStart: 100n,
+      position: 300n,
+      dropKept: false,
+    })
+  })
+
+  test('with nothing kept and the log start past the table offset, the chain starts at the log start after the jump', () => {
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: undefined, logStart: 500n }), {
+      chainStart: 500n,
+      position: 500n,
+      logStartJump: { from: 100n, to: 500n },
+      dropKept: false,
+    })
+  })
+
+  test('kept files from the table offset are kept and the jump starts where they end', () => {
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 300n, logStart: 500n }), {
+      chainStart: 100n,
+      position: 500n,
+      logStartJump: { from: 300n, to: 500n },
+      dropKept: false,
+    })
+  })
+
+  test('kept files that reach the log start exactly need no jump', () => {
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 500n, logStart: 500n }), {
+      chainStart: 100n,
+      position: 500n,
+      dropKept: false,
+    })
+  })
+
+  test('a partition the table never saw starts at the log start with nothing owed', () => {
+    assert.deepEqual(placeChain({ start: 20n, tableOffset: undefined, keptUpTo: undefined, logStart: 500n }), {
+      chainStart: 500n,
+      position: 500n,
+      dropKept: false,
+    })
+  })
+})
+
+describe('the range a status reports', () => {
+  const r = (start: bigint, end: bigint) => ({ start, end })
+
+  test('rotations chained from the chain start report their whole span', () => {
+    assert.deepEqual(chainedRange(100n, undefined, [r(100n, 200n), r(200n, 250n)]), {
+      kind: 'range',
+      range: r(100n, 250n),
+    })
+  })
+
+  test('kept files, the jump, then files from the log start: one range across the hole', () => {
+    assert.deepEqual(chainedRange(100n, { from: 300n, to: 500n }, [r(100n, 300n), r(500n, 600n)]), {
+      kind: 'range',
+      range: r(100n, 600n),
+    })
+  })
+
+  test('kept files and a jump with nothing read since: the range ends at the log start', () => {
+    assert.deepEqual(chainedRange(100n, { from: 300n, to: 500n }, [r(100n, 200n), r(200n, 300n)]), {
+      kind: 'range',
+      range: r(100n, 500n),
+    })
+  })
+
+  test('a jump before the chain (nothing kept) leaves the range starting at the log start', () => {
+    assert.deepEqual(chainedRange(500n, { from: 100n, to: 500n }, [r(500n, 600n)]), {
+      kind: 'range',
+      range: r(500n, 600n),
+    })
+    assert.deepEqual(chainedRange(500n, { from: 100n, to: 500n }, []), { kind: 'range', range: r(500n, 500n) })
+  })
+
+  test('a hole that is not the declared jump is a gap', () => {
+    assert.deepEqual(chainedRange(100n, undefined, [r(100n, 200n), r(210n, 300n)]), {
+      kind: 'gap',
+      expected: 200n,
+      found: 210n,
+    })
+    assert.deepEqual(chainedRange(100n, { from: 300n, to: 500n }, [r(100n, 300n), r(520n, 600n)]), {
+      kind: 'gap',
+      expected: 300n,
+      found: 520n,
+    })
+    assert.deepEqual(chainedRange(100n, undefined, [r(120n, 200n)]), { kind: 'gap', expected: 100n, found: 120n })
+  })
+})

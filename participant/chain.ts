@@ -1,0 +1,82 @@
+// Where a partition's chain of uncommitted ranges starts after a sync, and which range its files
+// report, when the broker's log start has moved past what the participant holds (DESIGN.md
+// invariant 3's one allowed gap). Pure.
+//
+// Nothing durable is thrown away on a log-start jump. Ready files that chain from the table's
+// offset T up to X are records the table never got and Kafka no longer has: they are committed,
+// and the jump starts after them. The chain then has one hole: it starts at T, its files cover
+// [T, X) and [L, end), and the status declares the jump [X, L) inside its range [T, end). The
+// coordinator accepts that in the same round (coordinator/contiguity.ts), so the kept files and
+// the jump land in one atomic commit: there is no round in which the table has taken the files
+// but not yet been told why its offset skips, and no second round to wait for. Without kept files
+// the chain simply starts at L and the jump [T, L) sits before its range, as it always has
+// (accepted by coordinators that predate the hole inside a range).
+import type { LogStartJump, OffsetRange } from './machine/index.ts'
+
+export interface ChainPlacement {
+  /** The first offset of the uncommitted chain (what the next status's range starts at). */
+  chainStart: bigint
+  /** Where the consumer reads next. */
+  position: bigint
+  /** Set when the log start is past what the chain holds and the table had an offset. */
+  logStartJump?: LogStartJump
+  /** The kept files cannot chain to the new position: drop them (only when the table never saw the partition). */
+  dropKept: boolean
+}
+
+export interface PlacementInput {
+  /** Where the chain starts without retention in the way: the table's offset, or the group's / reset's. */
+  start: bigint
+  tableOffset: bigint | undefined
+  /** Where the kept ready files end (undefined: none kept). They chain from `start`. */
+  keptUpTo: bigint | undefined
+  /** The broker's log start now. */
+  logStart: bigint
+}
+
+export function placeChain(input: PlacementInput): ChainPlacement {
+  const { start, tableOffset, keptUpTo, logStart } = input
+  const reached = keptUpTo ?? start
+  if (logStart <= reached) return { chainStart: start, position: reached, dropKept: false }
+  if (tableOffset === undefined) {
+    // A partition the table never saw starts where Kafka still has records; nothing is owed.
+    return { chainStart: logStart, position: logStart, dropKept: keptUpTo !== undefined }
+  }
+  if (keptUpTo === undefined || keptUpTo === start) {
+    return {
+      chainStart: logStart,
+      position: logStart,
+      logStartJump: { from: tableOffset, to: logStart },
+      dropKept: false,
+    }
+  }
+  return { chainStart: start, position: logStart, logStartJump: { from: keptUpTo, to: logStart }, dropKept: false }
+}
+
+export type ChainedRange =
+  | { kind: 'range'; range: OffsetRange }
+  /** The files do not chain from the chain's start (across at most its jump): nothing can pass. */
+  | { kind: 'gap'; expected: bigint; found: bigint }
+
+/**
+ * The range a status reports for the uncommitted rotations (oldest first). They must chain from
+ * `chainStart`, crossing at most the declared jump; a jump that ends past the last file still
+ * moves the range's end to the log start.
+ */
+export function chainedRange(
+  chainStart: bigint,
+  jump: LogStartJump | undefined,
+  rotations: ReadonlyArray<{ start: bigint; end: bigint }>,
+): ChainedRange {
+  let at = chainStart
+  for (const rotation of rotations) {
+    if (rotation.start !== at) {
+      if (!jump || at !== jump.from || rotation.start !== jump.to) {
+        return { kind: 'gap', expected: at, found: rotation.start }
+      }
+    }
+    at = rotation.end
+  }
+  if (jump && at === jump.from) at = jump.to
+  return { kind: 'range', range: { start: chainStart, end: at } }
+}
