@@ -162,8 +162,9 @@ log:
     return worker
   }
 
-  /** Produces `count` events with new unique ids, spread over the partitions by key. */
-  async produce(count: number, batch = 500): Promise<void> {
+  /** Produces `count` events with new unique ids, spread over the partitions by key, or all to `partition`. */
+  async produce(count: number, batch = 500, partition?: number): Promise<string[]> {
+    const first = this.ids.length
     const producer = new KafkaProducer({ brokers: endpoints().kafka.brokers, clientId: 'e2e-producer' })
     try {
       for (let sent = 0; sent < count; sent += batch) {
@@ -178,13 +179,19 @@ log:
             kind: 'click',
             amount: i / 10,
           }
-          records.push({ topic: this.topic, key: Buffer.from(id), value: Buffer.from(JSON.stringify(event)) })
+          records.push({
+            topic: this.topic,
+            key: Buffer.from(id),
+            value: Buffer.from(JSON.stringify(event)),
+            ...(partition === undefined ? {} : { partition }),
+          })
         }
         await producer.send(records)
       }
     } finally {
       await producer.close()
     }
+    return this.ids.slice(first)
   }
 
   /** Waits until pyiceberg sees as many rows as ids were produced, or the deadline passes. */
@@ -202,6 +209,20 @@ log:
     }
     if (!last) throw new Error('no verification ran')
     return last
+  }
+
+  /** The worker's Prometheus metrics as `name{labels}` -> value (the port it logged at start). */
+  async metrics(worker: WorkerProcess): Promise<Map<string, number>> {
+    const started = worker.lines().find((l) => l.msg === 'worker started')
+    if (!started) throw new Error(`worker ${worker.id} has not started`)
+    const text = await (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text()
+    const values = new Map<string, number>()
+    for (const line of text.split('\n')) {
+      if (line.startsWith('#') || line.trim() === '') continue
+      const at = line.lastIndexOf(' ')
+      values.set(line.slice(0, at), Number(line.slice(at + 1)))
+    }
+    return values
   }
 
   async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {

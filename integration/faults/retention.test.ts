@@ -1,0 +1,149 @@
+// Kafka retention under a live worker, on the real stack (DESIGN.md invariants 3 and 10): records
+// deleted on one partition past the worker's position are handled for that partition alone, the
+// partition resumes at the log start, the records are counted and logged as skipped once, the
+// table's progress and lost-records summary say where it resumed, and what the worker had already
+// written to its WAL before the log start passed it is committed, not thrown away.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
+import { Fleet } from '../e2e/fleet.ts'
+import { endpoints, uniqueName, type VerifyResult } from '../harness.ts'
+
+const connection = (clientId: string) => ({ brokers: endpoints().kafka.brokers, clientId })
+
+function assertExactlyOnce(fleet: Fleet, report: VerifyResult): void {
+  assert.equal(report.error, undefined, report.error)
+  assert.deepEqual(
+    {
+      expected: report.ids?.expected,
+      missing: report.ids?.missing,
+      duplicated: report.ids?.duplicated,
+      unexpected: report.ids?.unexpected,
+    },
+    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
+    `ids: ${JSON.stringify(report.ids)}`,
+  )
+  assert.equal(report.rows, fleet.ids.length)
+}
+
+describe('retention past a reader on the real broker', { concurrency: false }, () => {
+  test('one partition deleted past its position comes back out of range while the other partition of the same fetch is read', async (t) => {
+    const admin = new KafkaAdmin(connection('it-retention-admin'))
+    t.after(() => admin.close())
+    const topic = uniqueName('it_retention_fetch')
+    await admin.ensureTopic(topic, 2)
+    const producer = new KafkaProducer(connection('it-retention-producer'))
+    const records = []
+    for (let i = 0; i < 20; i++) records.push({ topic, partition: i % 2, value: Buffer.from(`v${i}`) })
+    await producer.send(records)
+    await producer.close()
+    assert.deepEqual(await admin.deleteRecords(topic, new Map([[1, 6n]])), new Map([[1, 6n]]))
+
+    const reader = new GroupReader(connection('it-retention-reader'), {
+      groupId: uniqueName('it-retention-group'),
+      topic,
+      sessionTimeoutMs: 10_000,
+    })
+    t.after(() => reader.leave().catch(() => {}))
+    await reader.join()
+    const fetched = await reader.fetch(
+      new Map([
+        [0, 0n],
+        [1, 2n],
+      ]),
+    )
+    const zero = fetched.find((p) => p.partition === 0)
+    const one = fetched.find((p) => p.partition === 1)
+    assert.equal(zero?.outOfRange, false)
+    assert.equal(zero?.next, 10n)
+    assert.equal(
+      zero?.batches.reduce((n, b) => n + b.records.length, 0),
+      10,
+    )
+    assert.equal(one?.outOfRange, true)
+    assert.equal(one?.error, 'OFFSET_OUT_OF_RANGE')
+    assert.equal(one?.next, 2n)
+    await admin.deleteTopic(topic)
+  })
+
+  test('records deleted past a paused worker on one partition: the others keep committing, the gap is reported, nothing read is thrown away', async (t) => {
+    const interval = 5
+    const fleet = await Fleet.create(t, { partitions: 3, commitIntervalSeconds: interval, commitTimeoutSeconds: 10 })
+    const admin = new KafkaAdmin(connection('it-retention-admin'))
+    t.after(() => admin.close())
+    const worker = await fleet.start()
+    await fleet.waitFor(() => worker.logged('worker started'), 60_000, 'the worker to start')
+    for (const partition of [0, 1, 2]) await fleet.produce(200, 200, partition)
+    const settled = await fleet.waitForAll(120_000)
+    assert.equal(settled.ids?.missing, 0)
+
+    // Read into the WAL but not committed yet (the next round is up to `interval` s away): these
+    // records are gone from Kafka once the worker resumes, and only the WAL still has them.
+    const written = async () => (await fleet.metrics(worker)).get('floe_records_written_total{dataset="events"}') ?? 0
+    const before = await written()
+    const walOnly = await fleet.produce(150, 150, 1)
+    const deadline = Date.now() + 30_000
+    while ((await written()) < before + walOnly.length) {
+      assert.ok(Date.now() < deadline, 'the worker did not read the records')
+      await sleep(50)
+    }
+    worker.kill('SIGSTOP')
+    t.after(() => worker.kill('SIGCONT'))
+
+    for (const partition of [0, 2]) await fleet.produce(100, 100, partition)
+    const doomed = await fleet.produce(300, 300, 1)
+    const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
+    assert.ok(logEnd !== undefined)
+    await admin.deleteRecords(fleet.topic, new Map([[1, logEnd]]))
+    fleet.ids.splice(fleet.ids.indexOf(doomed[0] as string), doomed.length)
+    for (const partition of [0, 1, 2]) await fleet.produce(100, 100, partition)
+    worker.kill('SIGCONT')
+
+    const report = await fleet.waitForAll(180_000)
+    assertExactlyOnce(fleet, report)
+    // A late duplicate or a late arrival of a deleted record must have time to show.
+    await sleep(3 * interval * 1000)
+    const settledReport = await fleet.waitForAll(30_000)
+    assertExactlyOnce(fleet, settledReport)
+
+    // The table says where partition 1 resumed and what it lost: exactly the deleted records the
+    // worker never read (what it had in its WAL is in the table, asserted above).
+    const summaries = settledReport.snapshots.map((s) => s.summary)
+    const lostKey = Object.keys(
+      summaries.find((s) => Object.keys(s).some((k) => k.startsWith('floe.lost-records.'))) ?? {},
+    ).find((k) => k.startsWith('floe.lost-records.'))
+    assert.ok(lostKey, 'a snapshot records the lost records')
+    const lostSummaries = summaries.filter((s) => s[lostKey] !== undefined).map((s) => JSON.parse(s[lostKey] as string))
+    assert.deepEqual(lostSummaries, [{ [fleet.topic]: { '1': doomed.length } }])
+    const group = lostKey.slice('floe.lost-records.'.length)
+    const offsets = JSON.parse(summaries.at(-1)?.[`floe.offsets.${group}`] ?? '{}') as Record<
+      string,
+      Record<string, number>
+    >
+    const [finalEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
+    assert.equal(BigInt(offsets[fleet.topic]?.['1'] ?? -1), finalEnd)
+
+    // Only partition 1 went out of range and resynced; the resync kept the WAL's files (unless a
+    // round happened to commit them between the read and the pause: then the jump starts there).
+    const resyncs = worker.lines().filter((l) => l.msg === 'partition synced' && l.reason === 'out-of-range')
+    assert.deepEqual(
+      resyncs.map((l) => l.partition),
+      [1],
+    )
+    const kept = resyncs[0]?.chainStart !== resyncs[0]?.position
+    t.diagnostic(
+      kept ? 'the WAL files read before the pause were kept and committed with the jump' : 'committed before the pause',
+    )
+    if (kept) assert.ok(Number(resyncs[0]?.reusedFiles) > 0)
+
+    // The participant counted and logged the skipped range once.
+    const skippedLines = worker.lines().filter((l) => typeof l.skippedFrom === 'string')
+    assert.equal(skippedLines.length, 1, JSON.stringify(skippedLines))
+    assert.equal(BigInt(skippedLines[0]?.skippedTo as string), logEnd)
+    assert.equal(BigInt(skippedLines[0]?.skipped as string), BigInt(doomed.length))
+    const metrics = await fleet.metrics(worker)
+    assert.equal(metrics.get('floe_records_skipped_total{dataset="events",reason="retention"}'), doomed.length)
+    assert.equal(metrics.get('floe_records_lost_to_retention_total{dataset="events"}'), doomed.length)
+  })
+})
