@@ -151,15 +151,23 @@ log:
     return fleet
   }
 
-  /** Starts a worker with a WAL folder of its own (each worker is a machine of its own). */
-  async start(name = `w${++this.#serial}`): Promise<WorkerProcess> {
-    const wal = join(this.dir, name, 'wal')
+  /**
+   * Starts a worker with a WAL folder of its own (each worker is a machine of its own); a name used
+   * before restarts that machine, its WAL folder kept. `env` overrides configuration keys.
+   */
+  async start(name = `w${++this.#serial}`, env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
+    const wal = this.walDir(name)
     await mkdir(wal, { recursive: true })
     const worker = new WorkerProcess(name, this.config, join(this.dir, `${name}.log`), {
+      ...env,
       FLOE_INGESTION__WAL__DIR: wal,
     })
     this.workers.push(worker)
     return worker
+  }
+
+  walDir(name: string): string {
+    return join(this.dir, name, 'wal')
   }
 
   /** Produces `count` events with new unique ids, spread over the partitions by key, or all to `partition`. */
@@ -213,7 +221,11 @@ log:
 
   /** The worker's Prometheus metrics as `name{labels}` -> value (the port it logged at start). */
   async metrics(worker: WorkerProcess): Promise<Map<string, number>> {
-    const started = worker.lines().find((l) => l.msg === 'worker started')
+    // A restarted machine appends to the same log: its latest start names the port.
+    const started = worker
+      .lines()
+      .filter((l) => l.msg === 'worker started')
+      .at(-1)
     if (!started) throw new Error(`worker ${worker.id} has not started`)
     const text = await (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text()
     const values = new Map<string, number>()

@@ -4,6 +4,8 @@
 // table's progress and lost-records summary say where it resumed, and what the worker had already
 // written to its WAL before the log start passed it is committed, not thrown away.
 import assert from 'node:assert/strict'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
@@ -145,5 +147,93 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     const metrics = await fleet.metrics(worker)
     assert.equal(metrics.get('floe_records_skipped_total{dataset="events",reason="retention"}'), doomed.length)
     assert.equal(metrics.get('floe_records_lost_to_retention_total{dataset="events"}'), doomed.length)
+  })
+})
+
+describe('retention past a restarted worker on the real stack', () => {
+  test('ready WAL files kept across a restart are committed before the log-start jump, which starts where they end', async (t) => {
+    const interval = 2
+    const fleet = await Fleet.create(t, { partitions: 2, commitIntervalSeconds: interval })
+    const admin = new KafkaAdmin(connection('it-retention-restart-admin'))
+    t.after(() => admin.close())
+    const starts = (w: { lines(): Record<string, unknown>[] }) =>
+      w.lines().filter((l) => l.msg === 'worker started').length
+
+    const first = await fleet.start('machine')
+    await fleet.waitFor(() => starts(first) === 1, 60_000, 'the worker to start')
+    for (const partition of [0, 1]) await fleet.produce(100, 100, partition)
+    assert.equal((await fleet.waitForAll(120_000)).ids?.missing, 0)
+    first.kill('SIGTERM')
+    assert.equal(await first.exited, 0)
+
+    // The same machine again, now committing only on a long interval and rotating by size: what
+    // it reads of partition 1 becomes ready files that no round takes before it is killed.
+    const second = await fleet.start('machine', {
+      FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '600',
+      FLOE_INGESTION__WAL__MAX_FILE_SIZE_BYTES: '4096',
+    })
+    await fleet.waitFor(() => starts(second) === 2, 60_000, 'the restarted worker to start')
+    const read = await fleet.produce(200, 200, 1)
+    const partitionDir = join(fleet.walDir('machine'), 'events', `${fleet.topic}-1`)
+    const readyRanges = async () => {
+      const names = await readdir(partitionDir).catch(() => [] as string[])
+      const ranges: Array<{ start: bigint; end: bigint }> = []
+      for (const name of names) {
+        const m = /^ready_.*_(\d+)-(\d+)_[0-9a-f-]+\.parquet$/.exec(name)
+        if (m) ranges.push({ start: BigInt(m[1] as string), end: BigInt(m[2] as string) })
+      }
+      return ranges
+    }
+    const deadline = Date.now() + 60_000
+    while (!(await readyRanges()).some((r) => r.start === 100n)) {
+      assert.ok(Date.now() < deadline, 'no ready file was rotated')
+      await sleep(100)
+    }
+    second.kill('SIGKILL')
+    await second.exited
+
+    // Where the kept chain ends: the files from the table's offset (100) on, chained.
+    const ranges = await readyRanges()
+    let kept = 100n
+    for (;;) {
+      const next = ranges.find((r) => r.start === kept)
+      if (!next) break
+      kept = next.end
+    }
+    assert.ok(kept > 100n, `ready files ${JSON.stringify(ranges, (_, v) => (typeof v === 'bigint' ? Number(v) : v))}`)
+
+    // Records the machine never read, then retention takes everything up to the end.
+    const doomed = await fleet.produce(150, 150, 1)
+    const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
+    assert.equal(logEnd, 450n)
+    await admin.deleteRecords(fleet.topic, new Map([[1, 450n]]))
+    // Partition 1 held offsets 100.. in production order: what the WAL kept is expected, the rest is gone.
+    const gone = new Set([...read.slice(Number(kept - 100n)), ...doomed])
+    fleet.ids.splice(0, fleet.ids.length, ...fleet.ids.filter((id) => !gone.has(id)))
+    for (const partition of [0, 1]) await fleet.produce(50, 50, partition)
+
+    // It joins once the killed member's session has expired.
+    const third = await fleet.start('machine')
+    const report = await fleet.waitForAll(240_000)
+    assertExactlyOnce(fleet, report)
+    await sleep(3 * interval * 1000)
+    const settled = await fleet.waitForAll(30_000)
+    assertExactlyOnce(fleet, settled)
+
+    const lost = settled.snapshots
+      .flatMap((s) => Object.entries(s.summary).filter(([k]) => k.startsWith('floe.lost-records.')))
+      .map(([, v]) => JSON.parse(v))
+    assert.deepEqual(lost, [{ [fleet.topic]: { '1': Number(450n - kept) } }])
+    const synced = third
+      .lines()
+      .filter((l) => l.msg === 'partition synced' && l.partition === 1)
+      .at(-1)
+    assert.equal(synced?.chainStart, '100')
+    assert.equal(synced?.position, '450')
+    const skipped = third.lines().filter((l) => typeof l.skippedFrom === 'string')
+    assert.deepEqual(
+      skipped.map((l) => [l.skippedFrom, l.skippedTo]),
+      [[String(kept), '450']],
+    )
   })
 })
