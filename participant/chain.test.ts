@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { chainedRange, placeChain } from './chain.ts'
+import { chainedRange, placeChain, uncounted } from './chain.ts'
 
 describe('placing the chain after a sync', () => {
   test('with the log start behind what the WAL holds, reading resumes after the kept files', () => {
@@ -90,5 +90,15 @@ describe('the range a status reports', () => {
       found: 520n,
     })
     assert.deepEqual(chainedRange(100n, undefined, [r(120n, 200n)]), { kind: 'gap', expected: 100n, found: 120n })
+  })
+})
+
+describe('counting skipped records once', () => {
+  test('a jump found again counts nothing, one that grew counts what is new, another counts whole', () => {
+    assert.equal(uncounted({ from: 100n, to: 500n }, undefined), 400n)
+    assert.equal(uncounted({ from: 100n, to: 500n }, { from: 100n, to: 500n }), 0n)
+    assert.equal(uncounted({ from: 100n, to: 700n }, { from: 100n, to: 500n }), 200n)
+    assert.equal(uncounted({ from: 300n, to: 700n }, { from: 100n, to: 500n }), 200n)
+    assert.equal(uncounted({ from: 900n, to: 950n }, { from: 100n, to: 500n }), 50n)
   })
 })

@@ -80,3 +80,14 @@ export function chainedRange(
   if (jump && at === jump.from) at = jump.to
   return { kind: 'range', range: { start: chainStart, end: at } }
 }
+
+/** The records of `jump` not in `counted` (the last jump counted): a resync that finds the same gap again counts only what is new. */
+export function uncounted(jump: LogStartJump, counted: LogStartJump | undefined): bigint {
+  if (!counted) return jump.to - jump.from
+  // (bigints: Math.min and Math.max do not take them)
+  let from = jump.from
+  if (counted.from > from) from = counted.from
+  let to = jump.to
+  if (counted.to < to) to = counted.to
+  return jump.to - jump.from - (to > from ? to - from : 0n)
+}

@@ -9,7 +9,7 @@ import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import { chainedRange, placeChain } from './chain.ts'
+import { chainedRange, placeChain, uncounted } from './chain.ts'
 import type { Decoder } from './decode/index.ts'
 import {
   type AcknowledgeInput,
@@ -380,9 +380,7 @@ export class PartitionSlot {
    * counts them again when the commit that declares the jump lands (floe_records_lost_to_retention_total).
    */
   #skipped(jump: LogStartJump, reason: string): void {
-    const seen = this.#counted
-    const overlap = seen ? max0(min(jump.to, seen.to) - max(jump.from, seen.from)) : 0n
-    const count = jump.to - jump.from - overlap
+    const count = uncounted(jump, this.#counted)
     this.#counted = jump
     if (count <= 0n) return
     this.#env.metrics.recordsSkipped.inc({ ...this.#labels, reason: 'retention' }, Number(count))
@@ -426,10 +424,6 @@ export class PartitionSlot {
     if (upload) for (const segment of rotation.segments) void this.#uploads.start(ingest.log, segment).catch(() => {})
   }
 }
-
-const min = (a: bigint, b: bigint) => (a < b ? a : b)
-const max = (a: bigint, b: bigint) => (a > b ? a : b)
-const max0 = (a: bigint) => max(a, 0n)
 
 /** The promise, or the signal's reason once it aborts (the promise then runs on, unobserved). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
