@@ -10,6 +10,7 @@ import { type CommitPlan, planCommit } from './commit-content.ts'
 import type { CommitRoundActorInput, CommitRoundActorOutput } from './machine-types.ts'
 import { floeSummaryKeys } from './progress.ts'
 import type { PartitionWriteStatus } from './types.ts'
+import type { UnresolvedCommit } from './unresolved-commits.ts'
 
 export interface CommitTarget {
   catalog: Catalog
@@ -99,15 +100,34 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
  * commitRound: commitRoundLogic(target) } })`. Stopping the machine aborts the commit loop between
  * attempts (a catalog request already sent runs to its end; its outcome is then found by commit id).
  */
-export function commitRoundLogic(target: CommitTarget, now: () => number = Date.now) {
+export function commitRoundLogic(
+  target: CommitTarget,
+  now: () => number = Date.now,
+  onUnknown?: (commit: UnresolvedCommit) => void,
+) {
   return fromPromise<CommitRoundActorOutput, CommitRoundActorInput>(async ({ input, signal }) => {
-    const result = await commitRound(target, {
-      commitId: input.commitId,
-      statuses: input.statuses,
-      partial: input.partial,
-      signal,
-      onRetry: input.reportRetry,
-    })
-    return { ...result, committedAt: now() }
+    try {
+      const result = await commitRound(target, {
+        commitId: input.commitId,
+        statuses: input.statuses,
+        partial: input.partial,
+        signal,
+        onRetry: input.reportRetry,
+      })
+      return { ...result, committedAt: now() }
+    } catch (error) {
+      // Gave up while a request may still land: whoever runs the machine looks for it later.
+      if (onUnknown && isFloeError(error, 'COMMIT_STATE_UNKNOWN')) {
+        const asserted = error.details.assertedSnapshotIds
+        onUnknown({
+          commitId: input.commitId,
+          statuses: input.statuses,
+          partial: input.partial,
+          asserted: Array.isArray(asserted) ? asserted.map((id) => (id === null ? null : String(id))) : [],
+          since: now(),
+        })
+      }
+      throw error
+    }
   })
 }
