@@ -16,6 +16,8 @@ export interface RoundReport {
   lost: LostRecords[]
   /** Commit attempts (1 when the first won); 0 when nothing was committed. */
   attempts: number
+  /** An attempt whose outcome was unknown had landed: found by the commit id, not made again. */
+  foundAfterUnknownOutcome: boolean
   /** Statuses the round did not count (other commit, older generation, late, ...). */
   ignored: number
   /** Records in the accepted files (the runner sets it from the commit's plan). */
@@ -33,6 +35,7 @@ export function newRoundReport(commitId?: string): RoundReport {
     rejected: [],
     lost: [],
     attempts: 0,
+    foundAfterUnknownOutcome: false,
     ignored: 0,
     recordsCommitted: 0n,
   }
@@ -54,6 +57,7 @@ export function foldRoundEvent(report: RoundReport, event: CoordinatorEmitted): 
         rejected: event.rejected,
         lost: event.lost,
         attempts: event.attempts,
+        foundAfterUnknownOutcome: event.foundAfterUnknownOutcome,
       }
     default:
       return report
@@ -98,6 +102,7 @@ export function completedRoundFields(
     records: report.recordsCommitted.toString(),
     lostRecords: report.lost.length > 0 ? lostRecordCount(report).toString() : undefined,
     attempts: report.attempts,
+    ...(report.foundAfterUnknownOutcome ? { foundAfterUnknownOutcome: true } : {}),
     phasesMs: phaseFields(completed.phases),
     totalMs: completed.totalMs,
   }
@@ -110,7 +115,10 @@ export function failedRoundFields(
   failed: { commitId: string | undefined; phase: RoundPhase; error: FailureSummary; consecutiveFailures: number },
 ): Record<string, unknown> {
   return {
-    ...baseFields(dataset, { ...report, commitId: failed.commitId ?? report.commitId }),
+    // A round that failed to start has no commit id: the report still holds the previous round's.
+    ...(failed.phase === 'starting'
+      ? { ...baseFields(dataset, newRoundReport()), commitId: undefined }
+      : baseFields(dataset, { ...report, commitId: failed.commitId ?? report.commitId })),
     outcome: 'failed',
     phase: failed.phase,
     code: failed.error.code,
