@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import { type Catalog, parseTableIdentifier, SqlCatalog, type TableIdentifier } from '../../catalog/index.ts'
 import { FloeError, isFloeError } from '../../errors.ts'
 import { LocalFileStorage } from '../../storage/index.ts'
+import { readManifestList } from '../manifests/index.ts'
 import { mainBranch, refSnapshotId, type TableMetadata } from '../metadata/index.ts'
 import type { DataFile } from '../types.ts'
 import { type AppendRequest, appendFiles } from './append.ts'
@@ -207,5 +208,32 @@ describe('appendFiles after an unknown outcome', () => {
     const { metadata } = await catalog.loadTable(table)
     assert.equal(commitsOf(metadata, 'c4'), 0)
     assert.ok(metadata.refs[mainBranch])
+  })
+})
+
+describe('appendFiles after another engine evolved the partition spec', () => {
+  test('files of the old spec and of the new default go into one manifest per spec', async () => {
+    const table = await newTable()
+    await catalog.commitTable(
+      table,
+      [],
+      [
+        { action: 'add-spec', spec: { fields: [{ name: 'id_bucket', transform: 'bucket[4]', 'source-id': 1 }] } },
+        { action: 'set-default-spec', 'spec-id': -1 },
+      ],
+    )
+    const old = dataFile('old-spec')
+    const current: DataFile = { ...dataFile('new-spec'), specId: 1, partition: { id_bucket: 2 } }
+    const result = await appendFiles(
+      request({ catalog, table, commitId: 'c5', content: () => ({ files: [old, current] }) }),
+    )
+    const { manifests } = readManifestList(await storage.get(result.snapshot['manifest-list']))
+    assert.deepEqual(
+      manifests.map((m) => [m.partitionSpecId, m.addedFilesCount]),
+      [
+        [1, 1],
+        [0, 1],
+      ],
+    )
   })
 })
