@@ -115,7 +115,15 @@ export class DatasetCoordinator {
           this.#track(this.#endRound(input, signal)),
         ),
         commitRound: commitRoundLogic(
-          { catalog, storage, table, group, now: this.#now, ...(retry ? { retry } : {}) },
+          {
+            catalog,
+            storage,
+            table,
+            group,
+            now: this.#now,
+            unresolved: () => this.#unresolved,
+            ...(retry ? { retry } : {}),
+          },
           this.#now,
           (commit) => {
             this.#unresolved = rememberCommit(this.#unresolved, commit)

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { floeSummaryKeys, offsetsKey } from './progress.ts'
 import { group, tableWith, topic, written } from './test-fixtures.ts'
-import { maxUnresolved, rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
+import {
+  maxUnresolved,
+  rememberCommit,
+  resolveCommits,
+  type UnresolvedCommit,
+  withoutLanded,
+} from './unresolved-commits.ts'
 
 const marker = (p0: number, p1: number) => `{"${topic}":{"0":${p0},"1":${p1}}}`
 const floe = (commitId: string, p0: number, p1: number) => ({
@@ -80,5 +86,40 @@ describe('rounds whose commit outcome was unknown', () => {
     commits = rememberCommit(commits, unresolved(`r${maxUnresolved}`, ['1']))
     assert.equal(commits.length, maxUnresolved)
     assert.equal(commits[0]?.commitId, 'r1')
+  })
+
+  test("a later round's statuses lose the ranges and files a round found landed committed", () => {
+    const metadata = tableWith([
+      { id: 1n, summary: floe('r0', 10, 5) },
+      { id: 2n, summary: floe('late', 20, 9) },
+    ])
+    const late = unresolved('late', ['1'])
+    const landed = resolveCommits(metadata, group, [late]).resolved.filter((r) => r.kind === 'landed')
+    const p0 = written(0, 10n, 30n, { files: ['s3://bucket/0-10-20.parquet', 's3://bucket/0-20-30.parquet'] })
+    // partition 1 read nothing more than the late round committed; partition 2 was not in it
+    const p1 = written(1, 5n, 9n, { files: ['s3://bucket/1-5-9.parquet'] })
+    const p2 = written(2, 0n, 4n)
+    const [t0, t1, t2] = withoutLanded([p0, p1, p2], landed)
+    assert.ok(t0?.kind === 'written' && t1?.kind === 'written')
+    assert.deepEqual(t0.range, { start: 20n, end: 30n })
+    assert.deepEqual(
+      t0.files.map((f) => f.filePath),
+      ['s3://bucket/0-20-30.parquet'],
+    )
+    assert.deepEqual(t1.range, { start: 9n, end: 9n })
+    assert.deepEqual(t1.files, [])
+    assert.equal(t2, p2)
+  })
+
+  test('a status that does not hold every file the landed round committed is left for the contiguity check', () => {
+    const metadata = tableWith([
+      { id: 1n, summary: floe('r0', 10, 5) },
+      { id: 2n, summary: floe('late', 20, 9) },
+    ])
+    const landed = resolveCommits(metadata, group, [unresolved('late', ['1'])]).resolved.filter(
+      (r) => r.kind === 'landed',
+    )
+    const other = written(0, 10n, 30n, { files: ['s3://bucket/0-other.parquet'] })
+    assert.equal(withoutLanded([other], landed)[0], other)
   })
 })

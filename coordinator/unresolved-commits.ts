@@ -71,3 +71,36 @@ export function rememberCommit(commits: readonly UnresolvedCommit[], commit: Unr
   kept.push(commit)
   return kept.slice(-maxUnresolved)
 }
+
+/**
+ * A later round's statuses, less what a round found landed committed: when the late round's
+ * commit landed while this round was collecting or committing, a participant's status still
+ * covers the late round's range from its start. For a partition whose status starts where the
+ * landed round's range started and holds every file it committed, those files go and the range
+ * starts where the landed one ended: the rest commits now, and the participant's ACK names the
+ * end of its whole status as usual. Any other status is left as it is (the contiguity check
+ * decides on it).
+ */
+export function withoutLanded(
+  statuses: readonly PartitionWriteStatus[],
+  landed: readonly Extract<Resolution, { kind: 'landed' }>[],
+): PartitionWriteStatus[] {
+  return statuses.map((status) => {
+    if (status.kind !== 'written') return status
+    for (const { ack } of landed) {
+      const committed = ack.committed.find((c) => c.topic === status.topic && c.partition === status.partition)
+      if (!committed || committed.range.start !== status.range.start || committed.offset > status.range.end) continue
+      const paths = new Set(status.files.map((file) => file.filePath))
+      if (!committed.filePaths.every((path) => paths.has(path))) continue
+      const gone = new Set(committed.filePaths)
+      const { logStartJump: _consumed, ...rest } = status
+      return {
+        ...rest,
+        range: { start: committed.offset, end: status.range.end },
+        files: status.files.filter((file) => !gone.has(file.filePath)),
+        origin: 'table' as const,
+      }
+    }
+    return status
+  })
+}
