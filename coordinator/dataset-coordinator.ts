@@ -29,6 +29,7 @@ import {
   completedRoundFields,
   failedRoundFields,
   foldRoundEvent,
+  lateRoundFields,
   newRoundReport,
   phaseSeconds,
   type RoundReport,
@@ -278,25 +279,11 @@ export class DatasetCoordinator {
   }
 
   async #ackLate(landed: Extract<Resolution, { kind: 'landed' }>): Promise<void> {
-    const { commit, snapshotId, plan, ack } = landed
-    await this.#send(commit.commitId, this.#now(), commitAckedBody(ack))
-    let records = 0n
-    for (const partition of plan.check.accepted) for (const file of partition.files) records += file.recordCount
+    await this.#send(landed.commit.commitId, this.#now(), commitAckedBody(landed.ack))
+    const fields = lateRoundFields(this.dataset, landed, this.#now())
     this.#o.metrics.rounds.inc({ ...this.#labels, outcome: 'committed-late' })
-    this.#o.metrics.recordsCommitted.inc(this.#labels, Number(records))
-    this.#o.logger.info(
-      {
-        dataset: this.dataset,
-        commitId: commit.commitId,
-        outcome: 'committed',
-        late: true,
-        snapshotId: snapshotId.toString(),
-        partitions: plan.check.accepted.length,
-        records: records.toString(),
-        unknownForMs: this.#now() - commit.since,
-      },
-      'round committed late: its commit landed after the round gave up; acknowledged now',
-    )
+    this.#o.metrics.recordsCommitted.inc(this.#labels, Number(fields.records))
+    this.#o.logger.info(fields, 'round committed late: its commit landed after the round gave up; acknowledged now')
   }
 
   async #partitionCount(topic: string): Promise<number> {

@@ -2,6 +2,7 @@
 // and its metrics (the runner, dataset-coordinator.ts, feeds it). Pure: a fold over events.
 import type { LostRecords, RejectedPartition } from './contiguity.ts'
 import type { CoordinatorEmitted, FailureSummary, PhaseDurations, Phase as RoundPhase } from './machine-types.ts'
+import type { Resolution } from './unresolved-commits.ts'
 
 export interface RoundReport {
   commitId: string | undefined
@@ -134,6 +135,26 @@ function phaseFields(phases: PhaseDurations): Record<string, number> {
     collecting: phases.collectingMs,
     committing: phases.committingMs,
     acking: phases.ackingMs,
+  }
+}
+
+/** The log line of a round found committed after it gave up with its outcome unknown. */
+export function lateRoundFields(
+  dataset: string,
+  landed: Extract<Resolution, { kind: 'landed' }>,
+  now: number,
+): { records: string } & Record<string, unknown> {
+  let records = 0n
+  for (const partition of landed.plan.check.accepted) for (const file of partition.files) records += file.recordCount
+  return {
+    dataset,
+    commitId: landed.commit.commitId,
+    outcome: 'committed',
+    late: true,
+    snapshotId: landed.snapshotId.toString(),
+    partitions: landed.plan.check.accepted.length,
+    records: records.toString(),
+    unknownForMs: now - landed.commit.since,
   }
 }
 
