@@ -73,6 +73,7 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
         uri: config.catalog.uri,
         ...(config.catalog.warehouse ? { warehouse: config.catalog.warehouse } : {}),
         ...(config.catalog.token ? { token: config.catalog.token } : {}),
+        requestTimeoutMs: config.catalog.requestTimeoutSeconds * 1000,
       }
     : {
         type: 'sql' as const,

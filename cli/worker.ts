@@ -167,6 +167,10 @@ export class Worker {
             const { metadata } = await catalog.loadTable(identifier)
             return readProgress(metadata, group).get(dataset.topic) ?? new Map()
           },
+          current: async () => {
+            const { metadata } = await catalog.loadTable(identifier)
+            return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
+          },
         },
         admin,
         producer,

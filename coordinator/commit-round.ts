@@ -4,12 +4,14 @@
 import { fromPromise } from 'xstate'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import { type AppendRequest, appendFiles, type RetryPolicy } from '../shared/iceberg/commit/index.ts'
+import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import { type CommitPlan, planCommit } from './commit-content.ts'
 import type { CommitRoundActorInput, CommitRoundActorOutput } from './machine-types.ts'
 import { floeSummaryKeys } from './progress.ts'
 import type { PartitionWriteStatus } from './types.ts'
+import { resolveCommits, type UnresolvedCommit, withoutLanded } from './unresolved-commits.ts'
 
 export interface CommitTarget {
   catalog: Catalog
@@ -19,6 +21,11 @@ export interface CommitTarget {
   group: string
   retry?: Partial<RetryPolicy>
   now?: () => number
+  /**
+   * Earlier rounds that gave up with their outcome unknown: one that landed meanwhile has its
+   * ranges taken out of this round's statuses (withoutLanded), at every attempt's re-check.
+   */
+  unresolved?: () => readonly UnresolvedCommit[]
 }
 
 export interface CommitRoundRequest {
@@ -64,7 +71,7 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
       commitIdKey: floeSummaryKeys.commitId,
       content: (metadata) => {
         attempts++
-        plan = planCommit(metadata, round)
+        plan = planCommit(metadata, { ...round, statuses: lessLanded(metadata, target, round.statuses) })
         // When the round already landed, appendFiles only asks what it committed: never refuse.
         if (plan.check.accepted.length === 0 && !plan.previous.landed) {
           throw new FloeError('COMMIT_REJECTED', `round ${request.commitId}: every partition with data was rejected`, {
@@ -94,20 +101,50 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
   }
 }
 
+function lessLanded(
+  metadata: TableMetadata,
+  target: CommitTarget,
+  statuses: readonly PartitionWriteStatus[],
+): readonly PartitionWriteStatus[] {
+  const earlier = target.unresolved?.() ?? []
+  if (earlier.length === 0) return statuses
+  const landed = resolveCommits(metadata, target.group, earlier).resolved.filter((r) => r.kind === 'landed')
+  return landed.length === 0 ? statuses : withoutLanded(statuses, landed)
+}
+
 /**
  * The machine's `commitRound` actor on a real table: `coordinatorMachine.provide({ actors: {
  * commitRound: commitRoundLogic(target) } })`. Stopping the machine aborts the commit loop between
  * attempts (a catalog request already sent runs to its end; its outcome is then found by commit id).
  */
-export function commitRoundLogic(target: CommitTarget, now: () => number = Date.now) {
+export function commitRoundLogic(
+  target: CommitTarget,
+  now: () => number = Date.now,
+  onUnknown?: (commit: UnresolvedCommit) => void,
+) {
   return fromPromise<CommitRoundActorOutput, CommitRoundActorInput>(async ({ input, signal }) => {
-    const result = await commitRound(target, {
-      commitId: input.commitId,
-      statuses: input.statuses,
-      partial: input.partial,
-      signal,
-      onRetry: input.reportRetry,
-    })
-    return { ...result, committedAt: now() }
+    try {
+      const result = await commitRound(target, {
+        commitId: input.commitId,
+        statuses: input.statuses,
+        partial: input.partial,
+        signal,
+        onRetry: input.reportRetry,
+      })
+      return { ...result, committedAt: now() }
+    } catch (error) {
+      // Gave up while a request may still land: whoever runs the machine looks for it later.
+      if (onUnknown && isFloeError(error, 'COMMIT_STATE_UNKNOWN')) {
+        const asserted = error.details.assertedSnapshotIds
+        onUnknown({
+          commitId: input.commitId,
+          statuses: input.statuses,
+          partial: input.partial,
+          asserted: Array.isArray(asserted) ? asserted.map((id) => (id === null ? null : String(id))) : [],
+          since: now(),
+        })
+      }
+      throw error
+    }
   })
 }

@@ -29,12 +29,14 @@ import {
   completedRoundFields,
   failedRoundFields,
   foldRoundEvent,
+  lateRoundFields,
   newRoundReport,
   phaseSeconds,
   type RoundReport,
 } from './round-report.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
 import type { Progress, WriteStatusReport } from './types.ts'
+import { type Resolution, rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 import { commitAckedBody, endCommitBody, startCommitBody } from './wire.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
@@ -84,6 +86,8 @@ export class DatasetCoordinator {
   readonly #inflight = new Set<Promise<unknown>>()
   #stopping: Promise<void> | undefined
   #stopReason = ''
+  /** Rounds that gave up with their outcome unknown, looked for in every later round's table. */
+  #unresolved: UnresolvedCommit[] = []
 
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
@@ -112,8 +116,19 @@ export class DatasetCoordinator {
           this.#track(this.#endRound(input, signal)),
         ),
         commitRound: commitRoundLogic(
-          { catalog, storage, table, group, now: this.#now, ...(retry ? { retry } : {}) },
+          {
+            catalog,
+            storage,
+            table,
+            group,
+            now: this.#now,
+            unresolved: () => this.#unresolved,
+            ...(retry ? { retry } : {}),
+          },
           this.#now,
+          (commit) => {
+            this.#unresolved = rememberCommit(this.#unresolved, commit)
+          },
         ),
         ackRound: fromPromise<AckRoundOutput, AckRoundInput>(({ input }) => this.#track(this.#ackRound(input))),
       },
@@ -211,6 +226,9 @@ export class DatasetCoordinator {
   async #startRound(signal: AbortSignal): Promise<StartRoundOutput> {
     const { topic } = this.#o.dataset
     const { metadata } = await this.#o.catalog.loadTable(this.#o.table)
+    // Before START-COMMIT: a late round's participants still wait for its ACK, and are in line
+    // with the table's offsets once they have it.
+    await this.#resolveUnknownOutcomes(metadata)
     const { progress } = findProgress(metadata, this.#o.group)
     const partitionCount = await this.#partitionCount(topic)
     signal.throwIfAborted()
@@ -238,6 +256,34 @@ export class DatasetCoordinator {
     const ackedAt = this.#now()
     await this.#send(input.ack.commitId, ackedAt, commitAckedBody(input.ack))
     return { ackedAt }
+  }
+
+  /**
+   * Looks for the rounds that gave up with their outcome unknown in the table just read: one that
+   * landed is committed after all, and gets its ACK now; one that can no longer land is forgotten
+   * (its files went into later rounds).
+   */
+  async #resolveUnknownOutcomes(metadata: RoundTable['metadata']): Promise<void> {
+    if (this.#unresolved.length === 0) return
+    const { resolved } = resolveCommits(metadata, this.#o.group, this.#unresolved)
+    for (const resolution of resolved) {
+      if (resolution.kind === 'landed') await this.#ackLate(resolution)
+      else {
+        this.#o.logger.info(
+          { dataset: this.dataset, commitId: resolution.commit.commitId, outcome: 'never-landed' },
+          'round with an unknown outcome did not land; its files went into later rounds',
+        )
+      }
+      this.#unresolved = this.#unresolved.filter((c) => c.commitId !== resolution.commit.commitId)
+    }
+  }
+
+  async #ackLate(landed: Extract<Resolution, { kind: 'landed' }>): Promise<void> {
+    await this.#send(landed.commit.commitId, this.#now(), commitAckedBody(landed.ack))
+    const fields = lateRoundFields(this.dataset, landed, this.#now())
+    this.#o.metrics.rounds.inc({ ...this.#labels, outcome: 'committed-late' })
+    this.#o.metrics.recordsCommitted.inc(this.#labels, Number(fields.records))
+    this.#o.logger.info(fields, 'round committed late: its commit landed after the round gave up; acknowledged now')
   }
 
   async #partitionCount(topic: string): Promise<number> {
@@ -340,8 +386,17 @@ export class DatasetCoordinator {
         break
       }
       case 'round.failed': {
-        metrics.rounds.inc({ ...this.#labels, outcome: 'failed' })
-        logger.error(failedRoundFields(this.dataset, this.#report, event), 'round failed')
+        if (event.phase === 'committing' && event.error.code === 'COMMIT_STATE_UNKNOWN') {
+          // Not a failure yet: the commit may still land, and later rounds look for it.
+          metrics.rounds.inc({ ...this.#labels, outcome: 'unknown' })
+          logger.warn(
+            { ...failedRoundFields(this.dataset, this.#report, event), outcome: 'unknown' },
+            'round outcome unknown; later rounds look for its commit',
+          )
+        } else {
+          metrics.rounds.inc({ ...this.#labels, outcome: 'failed' })
+          logger.error(failedRoundFields(this.dataset, this.#report, event), 'round failed')
+        }
         this.#waiters.failed(event.commitId, event.phase, {
           kind: 'failed',
           commitId: event.commitId,

@@ -103,6 +103,19 @@ describe('the round report', () => {
     assert.equal(fields['consecutiveFailures'], 3)
   })
 
+  test("a round that failed to start is not reported under the previous round's commit id", () => {
+    const fields = failedRoundFields('events', report, {
+      commitId: undefined,
+      phase: 'starting',
+      error: { code: 'CATALOG_UNAVAILABLE', retryable: true, message: 'GET table: TimeoutError' },
+      consecutiveFailures: 1,
+    })
+    assert.ok(report.commitId !== undefined)
+    assert.equal(fields['commitId'], undefined)
+    assert.equal(fields['accepted'], 0)
+    assert.equal(fields['phase'], 'starting')
+  })
+
   test('phase durations become seconds per histogram label', () => {
     assert.deepEqual(phaseSeconds({ openMs: 20_000, collectingMs: 1500, committingMs: 250, ackingMs: 5 }), [
       { phase: 'open', seconds: 20 },

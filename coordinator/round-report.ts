@@ -2,6 +2,7 @@
 // and its metrics (the runner, dataset-coordinator.ts, feeds it). Pure: a fold over events.
 import type { LostRecords, RejectedPartition } from './contiguity.ts'
 import type { CoordinatorEmitted, FailureSummary, PhaseDurations, Phase as RoundPhase } from './machine-types.ts'
+import type { Resolution } from './unresolved-commits.ts'
 
 export interface RoundReport {
   commitId: string | undefined
@@ -16,6 +17,8 @@ export interface RoundReport {
   lost: LostRecords[]
   /** Commit attempts (1 when the first won); 0 when nothing was committed. */
   attempts: number
+  /** An attempt whose outcome was unknown had landed: found by the commit id, not made again. */
+  foundAfterUnknownOutcome: boolean
   /** Statuses the round did not count (other commit, older generation, late, ...). */
   ignored: number
   /** Records in the accepted files (the runner sets it from the commit's plan). */
@@ -33,6 +36,7 @@ export function newRoundReport(commitId?: string): RoundReport {
     rejected: [],
     lost: [],
     attempts: 0,
+    foundAfterUnknownOutcome: false,
     ignored: 0,
     recordsCommitted: 0n,
   }
@@ -54,6 +58,7 @@ export function foldRoundEvent(report: RoundReport, event: CoordinatorEmitted): 
         rejected: event.rejected,
         lost: event.lost,
         attempts: event.attempts,
+        foundAfterUnknownOutcome: event.foundAfterUnknownOutcome,
       }
     default:
       return report
@@ -98,6 +103,7 @@ export function completedRoundFields(
     records: report.recordsCommitted.toString(),
     lostRecords: report.lost.length > 0 ? lostRecordCount(report).toString() : undefined,
     attempts: report.attempts,
+    ...(report.foundAfterUnknownOutcome ? { foundAfterUnknownOutcome: true } : {}),
     phasesMs: phaseFields(completed.phases),
     totalMs: completed.totalMs,
   }
@@ -110,7 +116,10 @@ export function failedRoundFields(
   failed: { commitId: string | undefined; phase: RoundPhase; error: FailureSummary; consecutiveFailures: number },
 ): Record<string, unknown> {
   return {
-    ...baseFields(dataset, { ...report, commitId: failed.commitId ?? report.commitId }),
+    // A round that failed to start has no commit id: the report still holds the previous round's.
+    ...(failed.phase === 'starting'
+      ? { ...baseFields(dataset, newRoundReport()), commitId: undefined }
+      : baseFields(dataset, { ...report, commitId: failed.commitId ?? report.commitId })),
     outcome: 'failed',
     phase: failed.phase,
     code: failed.error.code,
@@ -126,6 +135,26 @@ function phaseFields(phases: PhaseDurations): Record<string, number> {
     collecting: phases.collectingMs,
     committing: phases.committingMs,
     acking: phases.ackingMs,
+  }
+}
+
+/** The log line of a round found committed after it gave up with its outcome unknown. */
+export function lateRoundFields(
+  dataset: string,
+  landed: Extract<Resolution, { kind: 'landed' }>,
+  now: number,
+): { records: string } & Record<string, unknown> {
+  let records = 0n
+  for (const partition of landed.plan.check.accepted) for (const file of partition.files) records += file.recordCount
+  return {
+    dataset,
+    commitId: landed.commit.commitId,
+    outcome: 'committed',
+    late: true,
+    snapshotId: landed.snapshotId.toString(),
+    partitions: landed.plan.check.accepted.length,
+    records: records.toString(),
+    unknownForMs: now - landed.commit.since,
   }
 }
 

@@ -12,8 +12,7 @@
 import type { ControlMessage, StartCommit, WriteStatus } from '../protocol/index.ts'
 import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
-import type { PartitionSpec, Schema, StructType } from '../shared/iceberg/index.ts'
-import { compilePartitioner } from '../shared/iceberg/partitioning/index.ts'
+import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
@@ -25,16 +24,23 @@ import type { BadRecord } from './partition-ingest.ts'
 import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
 import { SerialQueue } from './serial.ts'
+import { TableFollower } from './table-follower.ts'
 import { sweepUnownedPartitions } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
 
 export interface ParticipantTable {
+  /** The table's schema and default spec at start; `current` follows later changes. */
   schema: Schema
   spec: PartitionSpec
   /** Where data files go: `<table location>/data`. */
   dataLocation: string
   /** The table's next offset per partition of the dataset's topic, as the table says now. */
   offsets(): Promise<ReadonlyMap<number, bigint>>
+  /**
+   * The table's schema and default spec as the catalog says now, read at every START-COMMIT:
+   * another engine may evolve them while Floe runs. Without it, the ones at start are kept.
+   */
+  current?(): Promise<{ schema: Schema; spec: PartitionSpec }>
 }
 
 export interface DatasetParticipantOptions {
@@ -80,7 +86,7 @@ export class DatasetParticipant {
   readonly #slots = new Map<number, PartitionSlot>()
   /** Per partition number, kept across revoke and re-assign: a new slot's sync waits for the old one's release. */
   readonly #locks = new Map<number, SerialQueue>()
-  readonly #partitionType: StructType
+  readonly #table: TableFollower
   readonly #labels: { dataset: string }
   readonly #reporter: string
   readonly #reports: RoundReports
@@ -106,7 +112,9 @@ export class DatasetParticipant {
       topic: dataset.topic,
       sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
     })
-    this.#partitionType = compilePartitioner(options.table.spec, options.table.schema).partitionType
+    // a copy: its schema and spec follow the table's, the caller's object stays as given
+    const table = { ...options.table }
+    this.#table = new TableFollower(table, options.table.current, options.logger)
     const bloomFieldIds = dataset.bloomFilterColumns.map((name) => {
       const field = options.table.schema.fields.find((f) => f.name === name)
       if (!field) throw new FloeError('CONFIG_INVALID', `bloom filter column ${name} is not in table ${dataset.table}`)
@@ -119,7 +127,7 @@ export class DatasetParticipant {
     })
     this.#env = {
       dataset,
-      table: options.table,
+      table,
       wal: options.wal,
       bloomFieldIds,
       autoOffsetReset: options.autoOffsetReset,
@@ -168,7 +176,12 @@ export class DatasetParticipant {
       const event = participantEventOf(message, slot.topic, slot.partition)
       if (event) slot.send(event)
     }
-    if (message.body.type === 'StartCommit') this.#sweep(message.body)
+    if (message.body.type === 'StartCommit') {
+      this.#sweep(message.body)
+      void this.#table.follow(({ schema, spec }) => {
+        for (const slot of this.#slots.values()) slot.useTable(schema, spec)
+      })
+    }
     return Promise.resolve()
   }
 
@@ -374,7 +387,7 @@ export class DatasetParticipant {
         type: 'WriteStatus',
         partitions: statuses.map((status) =>
           partitionStatusToWire(status, (file) =>
-            toDataFileEntry(file, this.#partitionType, sidecars.get(file.filePath)),
+            toDataFileEntry(file, this.#table.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath)),
           ),
         ),
       },

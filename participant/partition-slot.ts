@@ -243,6 +243,12 @@ export class PartitionSlot {
     })
   }
 
+  /** The table's schema or spec changed: segments this partition opens from now on follow them. */
+  useTable(schema: Schema, spec: PartitionSpec): void {
+    // A log that failed or closed meanwhile is replaced by a sync, which reads the table anew.
+    void this.#ingest?.log.useTable(schema, spec).catch(() => {})
+  }
+
   /** Worker shutdown: stop the machine, rotate what is open (kept for recovery), close the WAL. */
   async shutdown(): Promise<void> {
     this.actor.stop()

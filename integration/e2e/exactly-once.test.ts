@@ -92,6 +92,9 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
     const second = await fleet.start()
     const third = await fleet.start()
     await sleep(8000)
+    // A worker killed before it set up its signal handlers dies of the signal: on a loaded machine
+    // starting can take longer than the sleep.
+    await fleet.waitFor(() => second.logged('worker started') && third.logged('worker started'), minute, 'workers')
     second.kill('SIGTERM')
     third.kill('SIGTERM')
     assert.equal(await second.exited, 0)

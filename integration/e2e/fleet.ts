@@ -19,6 +19,8 @@ export interface FleetOptions {
   commitTimeoutSeconds?: number
   drainTimeoutSeconds?: number
   extraConfig?: string
+  /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
+  env?: NodeJS.ProcessEnv
 }
 
 export class WorkerProcess {
@@ -85,13 +87,15 @@ export class Fleet {
   readonly config: string
   readonly workers: WorkerProcess[] = []
   readonly ids: string[] = []
+  readonly #env: NodeJS.ProcessEnv
   #serial = 0
 
-  private constructor(dir: string, topic: string, table: string, config: string) {
+  private constructor(dir: string, topic: string, table: string, config: string, env: NodeJS.ProcessEnv = {}) {
     this.dir = dir
     this.topic = topic
     this.table = table
     this.config = config
+    this.#env = env
   }
 
   static async create(t: TestContext, options: FleetOptions = {}): Promise<Fleet> {
@@ -142,7 +146,7 @@ log:
   level: info
 `,
     )
-    const fleet = new Fleet(dir, topic, table, config)
+    const fleet = new Fleet(dir, topic, table, config, options.env)
     t.after(async () => {
       for (const worker of fleet.workers) worker.kill('SIGKILL')
       await Promise.all(fleet.workers.map((w) => w.exited))
@@ -159,6 +163,7 @@ log:
     const wal = this.walDir(name)
     await mkdir(wal, { recursive: true })
     const worker = new WorkerProcess(name, this.config, join(this.dir, `${name}.log`), {
+      ...this.#env,
       ...env,
       FLOE_INGESTION__WAL__DIR: wal,
     })

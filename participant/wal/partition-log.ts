@@ -63,9 +63,12 @@ export class PartitionLog {
   readonly topic: string
   readonly partition: number
   readonly limits: Readonly<WalLimits>
-  readonly #context: RotationContext
+  readonly #options: PartitionLogOptions
   readonly #clock: Clock
-  readonly #segments: OpenSegments
+  // Replaced together when the table's schema or spec changes (useTable), between rotations.
+  #context: RotationContext
+  #segments: OpenSegments
+  #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
   #ready: ReadySegment[]
   #start: bigint
   #end: bigint
@@ -88,35 +91,9 @@ export class PartitionLog {
     this.topic = options.topic
     this.partition = options.partition
     this.limits = limits
-    const partitioner = compilePartitioner(options.spec, options.schema)
     this.#clock = options.clock ?? performanceClock
-    this.#segments = new OpenSegments({
-      dir: options.dir,
-      topic: options.topic,
-      partition: options.partition,
-      partitioner,
-      clock: this.#clock,
-      writer: {
-        schema: options.schema,
-        codec: options.codec,
-        compressionLevel: options.compressionLevel,
-        rowGroupRows: options.rowGroupRows,
-        rowGroupBytes: options.rowGroupBytes,
-        metrics: options.metrics,
-        bloomFilters: (options.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
-      },
-    })
-    const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(options.schema)
-    this.#context = {
-      dir: options.dir,
-      topic: options.topic,
-      partition: options.partition,
-      schema: options.schema,
-      spec: options.spec,
-      partitioner,
-      partitionType: partitioner.partitionType,
-      fieldTypes,
-    }
+    this.#options = options
+    ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
     this.#ready = [...(options.recovered ?? [])]
     this.#start = options.startOffset
     this.#end = options.startOffset
@@ -187,8 +164,27 @@ export class PartitionLog {
       this.#segments.clear()
       this.#start = end
       this.#ready.push(...ready)
+      if (this.#nextTable) this.#applyNextTable()
       return { start, end, reason, segments: ready }
     })
+  }
+
+  /**
+   * The table's schema or default spec changed (another engine evolved it): segments opened from
+   * now on follow the new one. Open segments keep the one they were opened with, and become ready
+   * under it at the next rotation (all of them rotate together), so every file follows one spec.
+   */
+  useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
+    return this.#write(async () => {
+      if (schema === this.#context.schema && spec === this.#context.spec) return
+      this.#nextTable = { schema, spec }
+      if (this.#segments.count === 0) this.#applyNextTable()
+    })
+  }
+
+  /** The schema and spec the next opened segment follows. */
+  get table(): { schema: Schema; spec: PartitionSpec } {
+    return this.#nextTable ?? { schema: this.#context.schema, spec: this.#context.spec }
   }
 
   /** Writes every buffered row group out (memory pressure short of a rotation). */
@@ -285,6 +281,47 @@ export class PartitionLog {
   }
 
   // ---- internals ------------------------------------------------------------------------------
+
+  #build(schema: Schema, spec: PartitionSpec): { segments: OpenSegments; context: RotationContext } {
+    const options = this.#options
+    const partitioner = compilePartitioner(spec, schema)
+    const segments = new OpenSegments({
+      dir: options.dir,
+      topic: options.topic,
+      partition: options.partition,
+      partitioner,
+      clock: this.#clock,
+      writer: {
+        schema,
+        codec: options.codec,
+        compressionLevel: options.compressionLevel,
+        rowGroupRows: options.rowGroupRows,
+        rowGroupBytes: options.rowGroupBytes,
+        metrics: options.metrics,
+        bloomFilters: (options.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
+      },
+    })
+    const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
+    const context: RotationContext = {
+      dir: options.dir,
+      topic: options.topic,
+      partition: options.partition,
+      schema,
+      spec,
+      partitioner,
+      partitionType: partitioner.partitionType,
+      fieldTypes,
+    }
+    return { segments, context }
+  }
+
+  /** Only with no open segment: they were all made ready under the old table. */
+  #applyNextTable(): void {
+    const next = this.#nextTable
+    if (!next) return
+    ;({ segments: this.#segments, context: this.#context } = this.#build(next.schema, next.spec))
+    this.#nextTable = undefined
+  }
 
   async #deleteReady(selected: (segment: ReadySegment) => boolean): Promise<ReadySegment[]> {
     const doomed = this.#ready.filter(selected)

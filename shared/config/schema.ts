@@ -54,6 +54,11 @@ export const catalogSchema = z.discriminatedUnion('type', [
       warehouse: z.string().min(1).optional(),
       /** Bearer token, from FLOE_CATALOG__TOKEN. */
       token: z.string().min(1).optional(),
+      /**
+       * Each request's limit, connect to last byte. A commit without an answer by then is an
+       * unknown outcome (looked for by its commit id), so a hung catalog never hangs a round.
+       */
+      requestTimeoutSeconds: positive.default(30),
     })
     .strict(),
   z

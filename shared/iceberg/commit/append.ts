@@ -2,11 +2,12 @@
 // invariants 3 and 4. Every attempt reloads the table, asks the caller to re-check what it is
 // about to commit against that table (Floe's contiguity check sits there), writes a snapshot on
 // top of the current `main`, and commits it with `assert-ref-snapshot-id`. A conflict (409, lost
-// compare-and-set) retries with backoff; an unknown outcome (5xx, timeout, lost connection) first
-// looks for this commit's id in the table, so the same files are never committed twice.
+// compare-and-set) retries with backoff; after an unknown outcome (5xx, timeout, lost connection)
+// every later reload looks for this commit's id in the table, so a request that lands late is
+// found and the same files are never committed twice.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Catalog, TableIdentifier } from '../../catalog/index.ts'
-import { FloeError, isFloeError } from '../../errors.ts'
+import { FloeError, isFloeError, messageOf } from '../../errors.ts'
 import type { ObjectStorage } from '../../storage/index.ts'
 import {
   ancestorsOfRef,
@@ -83,59 +84,53 @@ export async function appendFiles(request: AppendRequest): Promise<AppendResult>
   const started = now()
   let snapshotId = 0n
   let newFiles: NewFilesManifest | undefined
-  let policy: RetryPolicy | undefined
-  let uncertain = false
+  let policy = retryPolicy({}, request.retry)
+  let policyRead = false
+  // The `main` each attempt with an unknown outcome asserted. Such a request may still reach the
+  // catalog at any time, however late; the catalog's compare-and-set lets it land only while main
+  // is still the snapshot it asserted. Never forgotten within this call: every reload looks for
+  // the commit id, and no give-up says "not committed" while one of them may still land.
+  const unknown = new Set<bigint | null>()
+  // main as last read; undefined until a reload succeeds
+  let lastMain: { id: bigint | null } | undefined
+  const mayStillLand = () => unknown.size > 0 && (lastMain === undefined || unknown.has(lastMain.id))
 
   for (let attempt = 1; ; attempt++) {
     request.signal?.throwIfAborted()
-    const { metadata } = await catalog.loadTable(table)
-    policy ??= retryPolicy(metadata.properties, request.retry)
-    if (uncertain) {
-      const landed = findCommittedSnapshot(metadata, request.commitIdKey, request.commitId)
-      if (landed) {
-        return {
-          snapshot: landed,
-          metadata,
-          attempts: attempt - 1,
-          foundAfterUnknownOutcome: true,
-          committed: await request.content(metadata),
-        }
-      }
-      uncertain = false
-    }
-    // One snapshot id for the whole append: the new-files manifest names it in its entries and
-    // can then be reused by every attempt.
-    if (snapshotId === 0n) snapshotId = newSnapshotId(metadata)
-
-    const content = await request.content(metadata)
-    if (!newFiles || !sameFiles(newFiles.files, content.files)) {
-      newFiles = await writeNewFilesManifest(storage, metadata, snapshotId, content.files)
-    }
-    const summary = { ...content.summary, [request.commitIdKey]: request.commitId }
-    const built = await writeAppendSnapshot({
-      storage,
-      metadata,
-      snapshotId: snapshotId,
-      newFiles,
-      summary,
-      attempt,
-      now: now(),
-    })
-
-    const requirements: TableRequirement[] = [
-      { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-      { type: 'assert-ref-snapshot-id', ref: mainBranch, 'snapshot-id': refSnapshotId(metadata) },
-    ]
-    const updates: TableUpdate[] = [
-      { action: 'add-snapshot', snapshot: built.snapshot },
-      { action: 'set-snapshot-ref', 'ref-name': mainBranch, type: 'branch', 'snapshot-id': snapshotId },
-    ]
-    if (content.properties && Object.keys(content.properties).length) {
-      updates.push({ action: 'set-properties', updates: { ...content.properties } })
-    }
-
+    let attemptObjects: readonly string[] = []
     let reason: 'conflict' | 'unknown' | 'unavailable'
+    let failure: unknown
     try {
+      const { metadata } = await catalog.loadTable(table)
+      lastMain = { id: refSnapshotId(metadata) }
+      if (!policyRead) {
+        policy = retryPolicy(metadata.properties, request.retry)
+        policyRead = true
+      }
+      const landed = unknown.size > 0 ? await foundLanded(request, metadata, attempt - 1) : undefined
+      if (landed) return landed
+      // One snapshot id for the whole append: the new-files manifest names it in its entries and
+      // can then be reused by every attempt.
+      if (snapshotId === 0n) snapshotId = newSnapshotId(metadata)
+
+      const content = await request.content(metadata)
+      if (!newFiles || !sameFiles(newFiles.files, content.files)) {
+        newFiles = await writeNewFilesManifest(storage, metadata, snapshotId, content.files)
+      }
+      const summary = { ...content.summary, [request.commitIdKey]: request.commitId }
+      const built = await writeAppendSnapshot({ storage, metadata, snapshotId, newFiles, summary, attempt, now: now() })
+      attemptObjects = built.attemptObjects
+      const requirements: TableRequirement[] = [
+        { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+        { type: 'assert-ref-snapshot-id', ref: mainBranch, 'snapshot-id': lastMain.id },
+      ]
+      const updates: TableUpdate[] = [
+        { action: 'add-snapshot', snapshot: built.snapshot },
+        { action: 'set-snapshot-ref', 'ref-name': mainBranch, type: 'branch', 'snapshot-id': snapshotId },
+      ]
+      if (content.properties && Object.keys(content.properties).length) {
+        updates.push({ action: 'set-properties', updates: { ...content.properties } })
+      }
       const committed = await catalog.commitTable(table, requirements, updates)
       return {
         snapshot: built.snapshot,
@@ -145,46 +140,89 @@ export async function appendFiles(request: AppendRequest): Promise<AppendResult>
         committed: content,
       }
     } catch (error) {
+      failure = error
       if (isFloeError(error, 'COMMIT_CONFLICT')) {
         reason = 'conflict'
         // Lost for sure: what only this attempt wrote is garbage now.
-        await Promise.all(built.attemptObjects.map((o) => storage.delete(o).catch(() => false)))
+        await Promise.all(attemptObjects.map((o) => storage.delete(o).catch(() => false)))
       } else if (isFloeError(error, 'COMMIT_STATE_UNKNOWN')) {
         reason = 'unknown'
-        uncertain = true
-      } else if (isFloeError(error, 'CATALOG_UNAVAILABLE')) {
+        unknown.add(lastMain?.id ?? null)
+      } else if (isFloeError(error, 'CATALOG_UNAVAILABLE') || isFloeError(error, 'STORAGE_UNAVAILABLE')) {
+        // a reload, a commit never sent, or the attempt's manifests not written: one more lost attempt
         reason = 'unavailable'
       } else {
-        throw error
+        // Fatal (a rejected re-check among them). An earlier request that may still land makes
+        // the outcome unknown, whatever stopped this attempt.
+        throw mayStillLand() ? unresolved(request, attempt, error, unknown) : error
       }
-      if (attempt > policy.retries || now() - started > policy.totalTimeoutMs) {
-        if (reason === 'unknown') {
-          // Look once more before giving up: the outcome may be known by now.
-          const { metadata: latest } = await catalog.loadTable(table).catch(() => ({ metadata: undefined }))
-          const landed = latest && findCommittedSnapshot(latest, request.commitIdKey, request.commitId)
-          if (landed && latest) {
-            return {
-              snapshot: landed,
-              metadata: latest,
-              attempts: attempt,
-              foundAfterUnknownOutcome: true,
-              committed: content,
-            }
-          }
-        }
-        throw new FloeError(
-          reason === 'conflict'
-            ? 'COMMIT_CONFLICT'
-            : reason === 'unknown'
-              ? 'COMMIT_STATE_UNKNOWN'
-              : 'CATALOG_UNAVAILABLE',
-          `append to ${table.namespace.join('.')}.${table.name} gave up after ${attempt} attempt(s): ${(error as Error).message}`,
-          { cause: error, details: { commitId: request.commitId, attempts: attempt } },
-        )
-      }
-      const waitMs = backoffMs(policy, attempt)
-      request.onRetry?.({ attempt, reason, waitMs })
-      await sleep(waitMs, undefined, request.signal ? { signal: request.signal } : undefined)
     }
+    if (attempt > policy.retries || now() - started > policy.totalTimeoutMs) {
+      if (unknown.size > 0) {
+        // Look once more before giving up: the outcome may be known by now.
+        const latest = await catalog.loadTable(table).then(
+          ({ metadata }) => metadata,
+          () => undefined,
+        )
+        if (latest) {
+          lastMain = { id: refSnapshotId(latest) }
+          const landed = await foundLanded(request, latest, attempt)
+          if (landed) return landed
+        } else {
+          lastMain = undefined
+        }
+        if (mayStillLand()) throw unresolved(request, attempt, failure, unknown)
+      }
+      throw new FloeError(
+        reason === 'unavailable' ? 'CATALOG_UNAVAILABLE' : 'COMMIT_CONFLICT',
+        `append to ${table.namespace.join('.')}.${table.name} gave up after ${attempt} attempt(s): ${messageOf(failure)}`,
+        { cause: failure, details: { commitId: request.commitId, attempts: attempt } },
+      )
+    }
+    const waitMs = backoffMs(policy, attempt)
+    request.onRetry?.({ attempt, reason, waitMs })
+    await sleep(waitMs, undefined, request.signal ? { signal: request.signal } : undefined)
   }
+}
+
+async function foundLanded(
+  request: AppendRequest,
+  metadata: TableMetadata,
+  attempts: number,
+): Promise<AppendResult | undefined> {
+  const landed = findCommittedSnapshot(metadata, request.commitIdKey, request.commitId)
+  if (!landed) return undefined
+  return {
+    snapshot: landed,
+    metadata,
+    attempts,
+    foundAfterUnknownOutcome: true,
+    committed: await request.content(metadata),
+  }
+}
+
+/**
+ * Giving up while a request whose outcome is unknown may still land: COMMIT_STATE_UNKNOWN, with
+ * the commit id and the snapshots its attempts asserted, so the caller can look for it later (a
+ * later table whose main is none of them, without the commit id, proves it never will land).
+ */
+function unresolved(
+  request: AppendRequest,
+  attempts: number,
+  cause: unknown,
+  asserted: ReadonlySet<bigint | null>,
+): FloeError {
+  const { namespace, name } = request.table
+  return new FloeError(
+    'COMMIT_STATE_UNKNOWN',
+    `append to ${namespace.join('.')}.${name} gave up after ${attempts} attempt(s) with its outcome unknown: ${messageOf(cause)}`,
+    {
+      cause,
+      details: {
+        commitId: request.commitId,
+        attempts,
+        assertedSnapshotIds: [...asserted].map((id) => (id === null ? null : String(id))),
+      },
+    },
+  )
 }

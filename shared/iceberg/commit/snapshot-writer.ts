@@ -2,6 +2,7 @@
 // files, merged manifests when the table holds many small ones, and the manifest list. Object
 // names carry fresh UUIDs, so an attempt that loses never overwrites what another wrote.
 import { randomUUID } from 'node:crypto'
+import { FloeError } from '../../errors.ts'
 import type { ObjectStorage } from '../../storage/index.ts'
 import {
   ManifestEntryStatus,
@@ -35,34 +36,57 @@ const serializeBound = (type: PrimitiveType, value: Parameters<typeof toBinarySi
 export interface NewFilesManifest {
   /** The files it lists, to know whether a retry can reuse it. */
   files: readonly DataFile[]
-  manifest: ManifestFile
+  /** One manifest per partition spec among the files (a manifest holds files of one spec). */
+  manifests: ManifestFile[]
 }
 
-/** Writes the manifest of the files this append adds (entries ADDED, tracking fields inherited). */
+/**
+ * Writes the manifests of the files this append adds (entries ADDED, tracking fields inherited):
+ * one per partition spec. Files written before another engine evolved the table's spec keep
+ * their spec, and go into a manifest of that spec, as Iceberg's own writers do.
+ */
 export async function writeNewFilesManifest(
   storage: ObjectStorage,
   metadata: TableMetadata,
   snapshotId: bigint,
   files: readonly DataFile[],
 ): Promise<NewFilesManifest> {
-  const spec = defaultSpec(metadata)
+  const bySpec = new Map<number, DataFile[]>()
   for (const file of files) {
-    if (file.specId !== spec['spec-id']) {
-      throw new TypeError(`data file ${file.filePath} follows spec ${file.specId}, the table's is ${spec['spec-id']}`)
-    }
+    const same = bySpec.get(file.specId)
+    if (same) same.push(file)
+    else bySpec.set(file.specId, [file])
   }
-  const written = writeManifest({
-    schema: currentSchema(metadata),
-    spec,
-    formatVersion: 2,
-    content: 'data',
-    snapshotId,
-    entries: files.map((dataFile) => ({ status: ManifestEntryStatus.ADDED, dataFile })),
-    serializeBound,
-  })
-  const location = `${metadataDirectory(metadata)}/${randomUUID()}-m0.avro`
-  await storage.put(location, written.bytes)
-  return { files, manifest: manifestFileOf(written, location) }
+  // the default spec first: the manifest list leads with it when nothing older is added
+  const defaultId = defaultSpec(metadata)['spec-id']
+  const specIds = [...bySpec.keys()].sort((a, b) => (a === defaultId ? -1 : b === defaultId ? 1 : b - a))
+  const manifests: ManifestFile[] = []
+  for (const specId of specIds) {
+    const spec = specById(metadata, specId)
+    if (!spec) {
+      const first = bySpec.get(specId)?.[0]
+      throw new FloeError(
+        'INVARIANT_BROKEN',
+        `data file ${first?.filePath} follows spec ${specId}, unknown to the table`,
+        {
+          details: { filePath: first?.filePath, specId },
+        },
+      )
+    }
+    const written = writeManifest({
+      schema: currentSchema(metadata),
+      spec,
+      formatVersion: 2,
+      content: 'data',
+      snapshotId,
+      entries: (bySpec.get(specId) ?? []).map((dataFile) => ({ status: ManifestEntryStatus.ADDED, dataFile })),
+      serializeBound,
+    })
+    const location = `${metadataDirectory(metadata)}/${randomUUID()}-m${manifests.length}.avro`
+    await storage.put(location, written.bytes)
+    manifests.push(manifestFileOf(written, location))
+  }
+  return { files, manifests }
 }
 
 export interface SnapshotToCommit {
@@ -93,7 +117,7 @@ export async function writeAppendSnapshot(input: {
 
   const attemptObjects: string[] = []
   const plan = planManifestMerge({
-    manifests: [newFiles.manifest, ...parentManifests],
+    manifests: [...newFiles.manifests, ...parentManifests],
     snapshotId,
     policy: manifestMergePolicy(metadata.properties),
   })
