@@ -19,6 +19,7 @@ import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
 import { ensureDatasetTable, tableIdentifier } from './tables.ts'
 
@@ -145,7 +146,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     backpressure,
     coordinating: false,
     restartAt: 0,
-    restartDelayMs: 1000,
+    restartDelayMs: RESTART_FIRST_DELAY_MS,
     dispatch(message) {
       if (message.dataset !== dataset.name || message.group !== group) return
       tail = tail.then(async () => {

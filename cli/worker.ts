@@ -28,6 +28,7 @@ import {
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
 import { buildDatasetRuntime, type DatasetRuntime } from './dataset-runtime.ts'
+import { nextRestartDelay, ownershipStep, RESTART_FIRST_DELAY_MS, RESTART_MAX_DELAY_MS } from './ownership.ts'
 import { catalogConfigOf, kafkaConnectionOf, reach, storageOf } from './servers.ts'
 
 export function workerIdOf(env: NodeJS.ProcessEnv = process.env): string {
@@ -228,35 +229,34 @@ export class Worker {
   async #followOnce(): Promise<void> {
     for (const runtime of this.#datasets) {
       const owns = runtime.participant.assigned.includes(0)
-      if (owns && runtime.coordinating && !runtime.coordinator.running && !this.#fatal) {
-        await this.#restartCrashed(runtime)
-        continue
+      const running = runtime.coordinator.running
+      const now = Date.now()
+      // A coordinator that has run a while since its last restart starts over from the first delay.
+      if (running && now - runtime.restartAt > RESTART_MAX_DELAY_MS) runtime.restartDelayMs = RESTART_FIRST_DELAY_MS
+      const step = ownershipStep({
+        owns,
+        coordinating: runtime.coordinating,
+        running,
+        halted: this.#fatal !== undefined,
+        now,
+        restartAt: runtime.restartAt,
+      })
+      if (step === 'none') continue
+      if (step === 'restart') {
+        runtime.restartAt = now + runtime.restartDelayMs
+        runtime.restartDelayMs = nextRestartDelay(runtime.restartDelayMs)
       }
-      if (owns === runtime.coordinating) continue
       runtime.coordinating = owns
       this.metrics.coordinatorActive.set({ dataset: runtime.name }, owns ? 1 : 0)
       try {
         if (owns) await runtime.coordinator.start()
         else await runtime.coordinator.stop()
-        this.logger.info({ dataset: runtime.name }, owns ? 'coordinating' : 'no longer coordinating')
+        if (step === 'restart')
+          this.logger.warn({ dataset: runtime.name }, 'restarted the coordinator after it stopped unasked')
+        else this.logger.info({ dataset: runtime.name }, owns ? 'coordinating' : 'no longer coordinating')
       } catch (error) {
-        this.logger.error({ dataset: runtime.name, err: messageOf(error) }, 'coordinator start/stop failed')
+        this.logger.error({ dataset: runtime.name, err: messageOf(error) }, `coordinator ${step} failed`)
       }
-    }
-  }
-
-  // A coordinator that crashed while this worker still owns partition 0 is started again; one that
-  // keeps crashing waits longer each time (up to a minute) rather than spin.
-  async #restartCrashed(runtime: DatasetRuntime): Promise<void> {
-    const now = Date.now()
-    if (now < runtime.restartAt) return
-    runtime.restartAt = now + runtime.restartDelayMs
-    runtime.restartDelayMs = Math.min(60_000, runtime.restartDelayMs * 2)
-    try {
-      await runtime.coordinator.start()
-      this.logger.warn({ dataset: runtime.name }, 'restarted the coordinator after it stopped unasked')
-    } catch (error) {
-      this.logger.error({ dataset: runtime.name, err: messageOf(error) }, 'coordinator restart failed')
     }
   }
 
