@@ -18,7 +18,7 @@ import { currentSchema, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
-import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
 import { ensureDatasetTable, tableIdentifier } from './tables.ts'
@@ -30,6 +30,8 @@ export interface DatasetRuntime {
   participant: DatasetParticipant
   coordinator: DatasetCoordinator
   backpressure: DatasetBackpressure
+  /** This dataset's record loop's clock: loops of two datasets interleave, one clock would mix them. */
+  phases: PhaseClock
   coordinating: boolean
   /** When a crashed coordinator may be started again (backs off while it keeps crashing). */
   restartAt: number
@@ -51,7 +53,6 @@ export interface DatasetRuntimeDeps {
   send: (message: ControlMessage) => Promise<void>
   logger: Logger
   metrics: FloeMetrics
-  phases: PhaseClock
   signal: AbortSignal
   onFatal: (error: FloeError, dataset: string) => void
   /** Backpressure of this dataset changed: the worker's gauges look again. */
@@ -90,6 +91,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     log.info({ reasons }, reasons.length ? 'pausing consumers' : 'resuming consumers')
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
+  const phases = new PhaseClock()
   const participant = new DatasetParticipant({
     dataset,
     group,
@@ -114,7 +116,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     send: deps.send,
     logger: log.child({ component: 'participant' }),
     metrics,
-    phases: deps.phases,
+    phases,
     // A WRITE-STATUS too large for the control topic puts its file list in the table's storage.
     statusSpill: { storage, tableLocation: loaded.metadata.location },
     onFatal: fatal,
@@ -144,6 +146,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     participant,
     coordinator,
     backpressure,
+    phases,
     coordinating: false,
     restartAt: 0,
     restartDelayMs: RESTART_FIRST_DELAY_MS,

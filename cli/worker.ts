@@ -23,7 +23,6 @@ import {
   type Endpoints,
   type FloeMetrics,
   type Logger,
-  PhaseClock,
   phases,
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
@@ -40,7 +39,6 @@ export class Worker {
   readonly workerId: string
   readonly logger: Logger
   readonly metrics: FloeMetrics
-  readonly #phases = new PhaseClock()
   readonly #datasets: DatasetRuntime[] = []
   readonly #abort = new AbortController()
   #catalog: Catalog | undefined
@@ -173,7 +171,6 @@ export class Worker {
           send,
           logger,
           metrics: this.metrics,
-          phases: this.#phases,
           signal: this.#abort.signal,
           onFatal: (error, name) => this.#fail(error, name),
           onPressure: () => this.#gauge(),
@@ -260,10 +257,13 @@ export class Worker {
     }
   }
 
+  /** One perf line per dataset: each record loop has its own clock. */
   #perfLine(): void {
-    const report = this.#phases.report()
-    for (const phase of phases) this.metrics.phaseSeconds.inc({ phase }, report.shares[phase] * report.seconds)
-    this.logger.info({ perf: report.counts, shares: report.shares }, report.line)
+    for (const runtime of this.#datasets) {
+      const report = runtime.phases.report()
+      for (const phase of phases) this.metrics.phaseSeconds.inc({ phase }, report.shares[phase] * report.seconds)
+      this.logger.info({ dataset: runtime.name, perf: report.counts, shares: report.shares }, report.line)
+    }
   }
 
   /**
