@@ -1,6 +1,8 @@
 // `floe run`: one worker until SIGTERM or SIGINT. The first signal drains (a last round, its ACK
 // within drainTimeoutSeconds, then the groups are left so partitions move at once); a second
-// signal exits at once — whatever is left over is safe by recovery.
+// signal exits at once — whatever is left over is safe by recovery. Exit codes: 0 after a drain,
+// 1 when the worker could not start (a WAL directory in use, a server out of reach) or stop,
+// 2 for a bad configuration, 3 after a fatal error, 130 on a second signal.
 import { redact } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { createLogger } from '../shared/telemetry/index.ts'
@@ -49,8 +51,15 @@ export async function runWorker(configPath: string | undefined): Promise<number>
     logger.flush()
     return 1
   }
-  const code = await stopped
-  logger.info('worker stopped')
+  // A fatal error stops the worker at once, without the drain's last round (the error may be what
+  // that round would run into), with one line on stderr and a non-zero exit.
+  const failed = worker.failed.then(async (error) => {
+    console.error(`floe run: fatal: ${error.message} (${error.code})`)
+    await worker.stop({ leave: true }).catch(() => {})
+    return 3
+  })
+  const code = await Promise.race([stopped, failed])
+  logger.info({ code }, 'worker stopped')
   logger.flush()
   return code
 }

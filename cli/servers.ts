@@ -2,7 +2,7 @@
 // storage settings, the dataset's consumer group, and one-line reasons when a server does not
 // answer. Shared by `floe run`, `validate`, `status` and `observe`.
 import type { CatalogConfig } from '../shared/catalog/index.ts'
-import { type FloeConfig, loadConfig } from '../shared/config/index.ts'
+import { type DatasetConfig, type FloeConfig, loadConfig, type StorageConfig } from '../shared/config/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaConnection } from '../shared/kafka/index.ts'
 import { RoutedStorage } from '../shared/storage/index.ts'
@@ -84,9 +84,14 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
       }
 }
 
-export function storageOf(config: FloeConfig): RoutedStorage {
+/**
+ * A storage client for the top-level `storage`, or for a dataset's (its own, else the top-level
+ * one). Each call makes a client of its own: a dataset's outage does not hold another's requests.
+ */
+export function storageOf(config: FloeConfig, dataset?: DatasetConfig): RoutedStorage {
+  const storage: StorageConfig = dataset?.storage ?? config.storage
   return new RoutedStorage(
-    config.storage.type === 'azure' ? { azure: { connectionString: config.storage.azure.connectionString } } : {},
+    storage.type === 'azure' ? { azure: { connectionString: storage.azure.connectionString } } : {},
   )
 }
 

@@ -4,44 +4,31 @@
 // waits for its ACK before leaving the groups (DESIGN.md "The protocol").
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { DatasetCoordinator } from '../coordinator/index.ts'
 import {
   Backpressure,
-  DatasetParticipant,
+  lockWalDir,
   systemClock,
   systemTimers,
-  Uploader,
-  UploadQueue,
+  type WalLock,
   walDiskUsage,
 } from '../participant/index.ts'
 import { ControlChannel, type ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import { openCatalog } from '../shared/catalog/index.ts'
 import type { FloeConfig } from '../shared/config/index.ts'
-import { currentSchema, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
-import { readProgress } from '../shared/progress/index.ts'
 import {
   createMetrics,
   type Endpoints,
   type FloeMetrics,
   type Logger,
-  PhaseClock,
   phases,
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
-import { catalogConfigOf, datasetGroup, kafkaConnectionOf, reach, storageOf } from './servers.ts'
-import { ensureDatasetTable, tableIdentifier } from './tables.ts'
-
-interface DatasetRuntime {
-  name: string
-  topic: string
-  group: string
-  participant: DatasetParticipant
-  coordinator: DatasetCoordinator
-  coordinating: boolean
-}
+import { buildDatasetRuntime, type DatasetRuntime } from './dataset-runtime.ts'
+import { nextRestartDelay, ownershipStep, RESTART_FIRST_DELAY_MS, RESTART_MAX_DELAY_MS } from './ownership.ts'
+import { catalogConfigOf, kafkaConnectionOf, reach, storageOf } from './servers.ts'
 
 export function workerIdOf(env: NodeJS.ProcessEnv = process.env): string {
   return env.FLOE_WORKER_ID ?? `${hostname()}-${process.pid}`
@@ -52,7 +39,6 @@ export class Worker {
   readonly workerId: string
   readonly logger: Logger
   readonly metrics: FloeMetrics
-  readonly #phases = new PhaseClock()
   readonly #datasets: DatasetRuntime[] = []
   readonly #abort = new AbortController()
   #catalog: Catalog | undefined
@@ -64,6 +50,13 @@ export class Worker {
   #timers: NodeJS.Timeout[] = []
   #acks: ((message: ControlMessage) => void)[] = []
   #following = false
+  #walLock: WalLock | undefined
+  #gauge: () => void = () => {}
+  #fatal: FloeError | undefined
+  #onFatal: ((error: FloeError) => void) | undefined
+  readonly #failed: Promise<FloeError> = new Promise((resolve) => {
+    this.#onFatal = resolve
+  })
 
   constructor(config: FloeConfig, options: { logger: Logger; workerId?: string; metrics?: FloeMetrics }) {
     this.config = config
@@ -76,9 +69,29 @@ export class Worker {
     return kafkaConnectionOf(this.config, this.workerId)
   }
 
+  /**
+   * Resolves with the first fatal error (shared/errors.ts): the worker cannot go on and must stop
+   * with a non-zero exit instead of retrying forever. Never rejects.
+   */
+  get failed(): Promise<FloeError> {
+    return this.#failed
+  }
+
+  #fail(error: FloeError, dataset?: string): void {
+    if (this.#fatal) return
+    this.#fatal = error
+    this.logger.fatal(
+      { code: error.code, dataset, details: error.details, err: error.message },
+      'fatal error: stopping',
+    )
+    this.#onFatal?.(error)
+  }
+
   /** Reaches every server first; a missing one stops the start with its name and the reason. */
   async start(): Promise<void> {
     const { config, logger } = this
+    // Before anything touches the WAL: a second worker on the same directory must not start.
+    this.#walLock = await lockWalDir(config.ingestion.wal.dir, { workerId: this.workerId, logger })
     const storage = storageOf(config)
     this.#admin = new KafkaAdmin(this.connection)
     const timeoutMs = 30_000
@@ -108,29 +121,26 @@ export class Worker {
       timers: systemTimers,
     })
     const backpressure = this.#backpressure
-    backpressure.on('change', (reasons) => {
+    // The worker's monitor holds what is one per worker (the WAL disk, the heap); each dataset adds
+    // its own upload backlog (dataset-runtime.ts), and the gauge says whether any dataset has one.
+    const gauge = () => {
+      const reasons = new Set([...backpressure.reasons, ...this.#datasets.flatMap((d) => d.backpressure.reasons)])
       for (const reason of ['disk', 'upload-backlog', 'memory'] as const) {
-        this.metrics.paused.set({ reason }, reasons.includes(reason) ? 1 : 0)
+        this.metrics.paused.set({ reason }, reasons.has(reason) ? 1 : 0)
       }
-      logger.info({ reasons }, reasons.length ? 'pausing consumers' : 'resuming consumers')
+    }
+    this.#gauge = gauge
+    backpressure.on('change', (reasons) => {
+      gauge()
+      logger.info({ reasons }, reasons.length ? 'pausing every dataset' : 'resuming every dataset')
+    })
+    backpressure.on('disk-check-failed', (error) => {
+      logger.error(
+        { dir: walDir, err: messageOf(error), lastUsedPct: backpressure.diskUsedPct },
+        'WAL disk check failed; the last measurement stays in force',
+      )
     })
     backpressure.start()
-
-    const uploads = new UploadQueue({
-      uploader: new Uploader({
-        storage,
-        log: (event) => {
-          if (event.kind === 'retrying')
-            logger.warn(
-              { location: event.location, attempt: event.attempt, waitMs: event.waitMs, err: event.error.message },
-              'upload failed; retrying',
-            )
-          else if (event.kind === 'failed')
-            logger.error({ location: event.location, err: messageOf(event.error) }, 'upload failed')
-        },
-      }),
-      signal: this.#abort.signal,
-    })
 
     this.#channel = new ControlChannel({
       connection: this.connection,
@@ -138,6 +148,7 @@ export class Worker {
       groupPrefix: config.kafka.groupPrefix,
       workerId: this.workerId,
       logger: logger.child({ component: 'control' }),
+      liveness: {},
     })
     const channel = this.#channel
     const send = (message: ControlMessage) => channel.send(message)
@@ -148,74 +159,31 @@ export class Worker {
         throw new FloeError('CONFIG_INVALID', `datasets.${dataset.name}: topic ${dataset.topic} does not exist`)
       }
       if (dataset.dlqTopic) await admin.ensureTopic(dataset.dlqTopic, partitions)
-      const loaded = await ensureDatasetTable(catalog, dataset)
-      const group = datasetGroup(config, dataset.name)
-      const identifier = tableIdentifier(dataset)
-      const participant = new DatasetParticipant({
-        dataset,
-        group,
-        workerId: this.workerId,
-        connection: this.connection,
-        autoOffsetReset: config.kafka.autoOffsetReset,
-        wal: { ...limits, dir: walDir },
-        maxRecordBytes: config.ingestion.maxRecordBytes,
-        table: {
-          schema: currentSchema(loaded.metadata),
-          spec: defaultSpec(loaded.metadata),
-          dataLocation: loaded.metadata.properties['write.data.path'] ?? `${loaded.metadata.location}/data`,
-          offsets: async () => {
-            const { metadata } = await catalog.loadTable(identifier)
-            return readProgress(metadata, group).get(dataset.topic) ?? new Map()
-          },
-          current: async () => {
-            const { metadata } = await catalog.loadTable(identifier)
-            return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
-          },
-        },
-        admin,
-        producer,
-        uploads,
-        backpressure,
-        send,
-        logger: logger.child({ dataset: dataset.name, component: 'participant' }),
-        metrics: this.metrics,
-        phases: this.#phases,
-        // A WRITE-STATUS too large for the control topic puts its file list in the table's storage.
-        statusSpill: { storage, tableLocation: loaded.metadata.location },
-      })
-      const coordinator = new DatasetCoordinator({
-        dataset: { name: dataset.name, topic: dataset.topic },
-        group,
-        workerId: this.workerId,
-        commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,
-        commitTimeoutMs: config.ingestion.commitTimeoutSeconds * 1000,
-        catalog,
-        storage,
-        table: identifier,
-        admin,
-        send,
-        logger: logger.child({ dataset: dataset.name, component: 'coordinator' }),
-        metrics: this.metrics,
-        membership: () => ({ memberId: participant.memberId, generation: 0 }),
-      })
-      this.#datasets.push({
-        name: dataset.name,
-        topic: dataset.topic,
-        group,
-        participant,
-        coordinator,
-        coordinating: false,
-      })
+      this.#datasets.push(
+        await buildDatasetRuntime(dataset, {
+          config,
+          workerId: this.workerId,
+          connection: this.connection,
+          catalog,
+          admin,
+          producer,
+          worker: backpressure,
+          send,
+          logger,
+          metrics: this.metrics,
+          signal: this.#abort.signal,
+          onFatal: (error, name) => this.#fail(error, name),
+          onPressure: () => this.#gauge(),
+        }),
+      )
     }
 
+    // The channel's loop only hands messages out: each dataset handles its own in order, so one
+    // dataset's slow handling (a spilled status on a frozen storage) never holds another's.
     channel.register({
-      receive: async (message) => {
+      receive: (message) => {
         if (message.body.type === 'CommitAcked') for (const waiter of this.#acks) waiter(message)
-        for (const runtime of this.#datasets) {
-          if (message.dataset !== runtime.name || message.group !== runtime.group) continue
-          await runtime.participant.receive(message)
-          if (runtime.coordinating) await runtime.coordinator.receive(message)
-        }
+        for (const runtime of this.#datasets) runtime.dispatch(message)
       },
     })
     await channel.start()
@@ -228,6 +196,8 @@ export class Worker {
       port: config.metrics.port,
       registry: this.metrics.registry,
       ready: () => {
+        if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
+        if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }
         const waiting = this.#datasets.filter((d) => !d.participant.ready).map((d) => d.name)
         return waiting.length ? { ready: false, reason: `joining: ${waiting.join(', ')}` } : { ready: true }
       },
@@ -256,23 +226,44 @@ export class Worker {
   async #followOnce(): Promise<void> {
     for (const runtime of this.#datasets) {
       const owns = runtime.participant.assigned.includes(0)
-      if (owns === runtime.coordinating) continue
+      const running = runtime.coordinator.running
+      const now = Date.now()
+      // A coordinator that has run a while since its last restart starts over from the first delay.
+      if (running && now - runtime.restartAt > RESTART_MAX_DELAY_MS) runtime.restartDelayMs = RESTART_FIRST_DELAY_MS
+      const step = ownershipStep({
+        owns,
+        coordinating: runtime.coordinating,
+        running,
+        halted: this.#fatal !== undefined,
+        now,
+        restartAt: runtime.restartAt,
+      })
+      if (step === 'none') continue
+      if (step === 'restart') {
+        runtime.restartAt = now + runtime.restartDelayMs
+        runtime.restartDelayMs = nextRestartDelay(runtime.restartDelayMs)
+      }
       runtime.coordinating = owns
       this.metrics.coordinatorActive.set({ dataset: runtime.name }, owns ? 1 : 0)
       try {
         if (owns) await runtime.coordinator.start()
         else await runtime.coordinator.stop()
-        this.logger.info({ dataset: runtime.name }, owns ? 'coordinating' : 'no longer coordinating')
+        if (step === 'restart')
+          this.logger.warn({ dataset: runtime.name }, 'restarted the coordinator after it stopped unasked')
+        else this.logger.info({ dataset: runtime.name }, owns ? 'coordinating' : 'no longer coordinating')
       } catch (error) {
-        this.logger.error({ dataset: runtime.name, err: messageOf(error) }, 'coordinator start/stop failed')
+        this.logger.error({ dataset: runtime.name, err: messageOf(error) }, `coordinator ${step} failed`)
       }
     }
   }
 
+  /** One perf line per dataset: each record loop has its own clock. */
   #perfLine(): void {
-    const report = this.#phases.report()
-    for (const phase of phases) this.metrics.phaseSeconds.inc({ phase }, report.shares[phase] * report.seconds)
-    this.logger.info({ perf: report.counts, shares: report.shares }, report.line)
+    for (const runtime of this.#datasets) {
+      const report = runtime.phases.report()
+      for (const phase of phases) this.metrics.phaseSeconds.inc({ phase }, report.shares[phase] * report.seconds)
+      this.logger.info({ dataset: runtime.name, perf: report.counts, shares: report.shares }, report.line)
+    }
   }
 
   /**
@@ -331,6 +322,7 @@ export class Worker {
     for (const runtime of this.#datasets) {
       if (runtime.coordinating) await runtime.coordinator.stop().catch(() => {})
       await runtime.participant.stop(options).catch(() => {})
+      runtime.backpressure.close()
     }
     this.#abort.abort()
     this.#backpressure?.stop()
@@ -342,5 +334,7 @@ export class Worker {
       await this.#endpoints.close()
       this.#perfLine()
     }
+    await this.#walLock?.release()
+    this.#walLock = undefined
   }
 }

@@ -8,7 +8,7 @@ import type { ControlBody, ControlLogger, ControlMessage, WriteStatus } from '..
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import type { RetryPolicy } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId } from '../shared/iceberg/metadata/index.ts'
-import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import { type ErrorCode, FloeError, isFatal, isFatalCode, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress } from '../shared/progress/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
@@ -64,6 +64,12 @@ export interface DatasetCoordinatorOptions {
   membership?: () => { memberId: string; generation: number }
   /** Overrides the table's commit.retry.* policy. */
   retry?: Partial<RetryPolicy>
+  /**
+   * A fatal error (a damaged progress marker, a broken invariant): retrying cannot help and
+   * committing on a guess could lose or duplicate data, so the worker stops. Without it, such a
+   * round fails and the next one tries again.
+   */
+  onFatal?: (error: FloeError) => void
   now?: () => number
 }
 
@@ -97,6 +103,11 @@ export class DatasetCoordinator {
 
   get dataset(): string {
     return this.#o.dataset.name
+  }
+
+  /** Started and neither stopping nor stopped (a crash stops it). */
+  get running(): boolean {
+    return this.#actor !== undefined && this.#stopping === undefined
   }
 
   /**
@@ -396,6 +407,13 @@ export class DatasetCoordinator {
         } else {
           metrics.rounds.inc({ ...this.#labels, outcome: 'failed' })
           logger.error(failedRoundFields(this.dataset, this.#report, event), 'round failed')
+          if (isFatalCode(event.error.code)) {
+            this.#o.onFatal?.(
+              new FloeError(event.error.code as ErrorCode, event.error.message, {
+                details: { dataset: this.dataset, commitId: event.commitId, phase: event.phase },
+              }),
+            )
+          }
         }
         this.#waiters.failed(event.commitId, event.phase, {
           kind: 'failed',
@@ -479,6 +497,7 @@ export class DatasetCoordinator {
     // so that the worker can start it again.
     this.#waiters.stopped(this.#round?.commitId, 'crashed')
     void this.stop('crashed')
+    if (isFatal(error)) this.#o.onFatal?.(error as FloeError)
   }
 
   // ---- waiting for rounds ----------------------------------------------------------------------

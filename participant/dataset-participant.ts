@@ -13,11 +13,11 @@ import type { ControlMessage, StartCommit, WriteStatus } from '../protocol/index
 import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
-import { FloeError, messageOf } from '../shared/index.ts'
+import { FloeError, isFatal, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import type { Backpressure } from './backpressure/index.ts'
+import type { PressureSource } from './backpressure/index.ts'
 import { compileDecoder, dlqRecord } from './decode/index.ts'
 import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
@@ -61,7 +61,8 @@ export interface DatasetParticipantOptions {
   admin: KafkaAdmin
   producer: KafkaProducer
   uploads: UploadQueue
-  backpressure: Backpressure
+  /** The dataset's view of the worker's backpressure (DatasetBackpressure), or the worker's monitor. */
+  backpressure: PressureSource
   send: (message: ControlMessage) => Promise<void>
   logger: Logger
   metrics: FloeMetrics
@@ -77,6 +78,11 @@ export interface DatasetParticipantOptions {
   statusWindowMs?: number
   /** Wait before a failed partition sync is tried again (default 1000 ms). */
   syncRetryMs?: number
+  /**
+   * A fatal error in the record loop (shared/errors.ts: a broken invariant, a damaged progress
+   * marker): the loop stops instead of retrying, and the worker stops with it.
+   */
+  onFatal?: (error: FloeError) => void
 }
 
 export class DatasetParticipant {
@@ -281,6 +287,12 @@ export class DatasetParticipant {
         this.#reportPressure()
       } catch (error) {
         if (!this.#running) break
+        if (isFatal(error)) {
+          // Retrying cannot mend it and reading on could commit on a broken premise.
+          logger.error({ err: messageOf(error), code: error.code }, 'record loop stopped by a fatal error')
+          this.#o.onFatal?.(error)
+          break
+        }
         logger.warn({ err: messageOf(error), code: (error as FloeError).code }, 'record loop error; retrying')
         phases.switchTo('idle')
         await this.#idle(1000)

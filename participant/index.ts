@@ -1,6 +1,14 @@
 // The participant: per assigned Kafka partition, the record path — consume, decode, WAL, upload —
 // and the answers to the coordinator's rounds (issue #4). Imports protocol/ and shared/, never
 // coordinator/. Files not re-exported here are internal to participant/.
-export { Backpressure, systemClock, systemTimers, walDiskUsage } from './backpressure/index.ts'
+export {
+  Backpressure,
+  DatasetBackpressure,
+  type PressureSource,
+  systemClock,
+  systemTimers,
+  walDiskUsage,
+} from './backpressure/index.ts'
 export { DatasetParticipant, type DatasetParticipantOptions, type ParticipantTable } from './dataset-participant.ts'
 export { Uploader, UploadQueue } from './upload/index.ts'
+export { lockWalDir, processAlive, WAL_LOCK_FILE, type WalLock } from './wal-lock.ts'

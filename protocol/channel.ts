@@ -48,6 +48,21 @@ export interface ControlChannelOptions {
   startTimeoutMs?: number
   /** The control consumer's session timeout. Default 10 s, so a restarted worker rejoins soon. */
   sessionTimeoutMs?: number
+  /**
+   * A worker's channel: it keeps sending probes to itself and says whether it still hears the topic
+   * (`hearing`), and a reader that fails, or stays deaf, is replaced by a new consumer. Without it
+   * (`floe observe`), a failed reader stops the channel (whenStopped).
+   */
+  liveness?: LivenessOptions
+}
+
+export interface LivenessOptions {
+  /** How often a probe goes out. Default 5 s. */
+  probeIntervalMs?: number
+  /** Nothing heard (not even a probe) for this long: the channel is deaf. Default 20 s. */
+  deafAfterMs?: number
+  /** Deaf for this long: the consumer is replaced. Default 60 s. */
+  reconnectAfterMs?: number
 }
 
 // A probe is a record only its own channel acts on (others skip it by this header): when a
@@ -69,6 +84,12 @@ export class ControlChannel {
   #loop: Promise<unknown> | undefined
   readonly #positioned = deferred()
   #closing = false
+  readonly #closed = new AbortController()
+  #lastHeardAt = Date.now()
+  #deaf = false
+  /** Set while a deaf consumer is closed on purpose, so its loop reconnects instead of ending. */
+  #recycling = false
+  #heartbeat: NodeJS.Timeout | undefined
 
   constructor(options: ControlChannelOptions) {
     this.#options = options
@@ -93,12 +114,7 @@ export class ControlChannel {
     if (this.#consumer || this.#closing) throw new FloeError('INVARIANT_BROKEN', 'ControlChannel started twice')
     await this.#ensureTopic()
     this.#producer = new KafkaProducer(this.#options.connection)
-    this.#consumer = new KafkaConsumer(this.#options.connection, {
-      groupId: this.groupId,
-      topics: [this.topic],
-      startFrom: 'latest',
-      sessionTimeoutMs: this.#options.sessionTimeoutMs ?? 10_000,
-    })
+    this.#consumer = this.#newConsumer()
     this.#loop = this.#consume(this.#consumer)
     let probes: number
     try {
@@ -108,6 +124,16 @@ export class ControlChannel {
       throw error
     }
     this.#logger.info({ topic: this.topic, groupId: this.groupId, probes }, 'control channel started')
+    this.#lastHeardAt = Date.now()
+    if (this.#options.liveness) this.#startHeartbeat(this.#options.liveness)
+  }
+
+  /**
+   * Whether this channel heard the topic lately (its own probes come back): false while the broker
+   * is out of reach or the reader is being replaced. Always true without liveness options.
+   */
+  get hearing(): boolean {
+    return !this.#deaf
   }
 
   /** Sends one message; resolves when the broker has it. */
@@ -127,6 +153,8 @@ export class ControlChannel {
       return
     }
     this.#closing = true
+    clearInterval(this.#heartbeat)
+    this.#closed.abort()
     this.#positioned.reject(new FloeError('KAFKA_UNAVAILABLE', 'control channel closed while starting'))
     await this.#consumer?.close().catch((error: unknown) => {
       this.#logger.warn({ topic: this.topic, error: messageOf(error) }, 'control consumer did not close cleanly')
@@ -192,9 +220,50 @@ export class ControlChannel {
     }
   }
 
-  async #consume(consumer: KafkaConsumer): Promise<unknown> {
+  #newConsumer(): KafkaConsumer {
+    return new KafkaConsumer(this.#options.connection, {
+      groupId: this.groupId,
+      topics: [this.topic],
+      startFrom: 'latest',
+      sessionTimeoutMs: this.#options.sessionTimeoutMs ?? 10_000,
+    })
+  }
+
+  // Reads until closed. With liveness, a reader that fails (or is recycled for deafness) is
+  // replaced by a new consumer after a growing wait; messages sent meanwhile are missed, as by a
+  // restarted worker: a round this worker missed times out and its partitions answer the next.
+  async #consume(first: KafkaConsumer): Promise<unknown> {
+    let consumer = first
+    for (let attempt = 1; ; attempt++) {
+      const { error, read } = await this.#read(consumer)
+      if (this.#closing) return undefined
+      if (!this.#options.liveness) {
+        if (error === undefined) return undefined
+        this.#logger.error({ topic: this.topic, error: messageOf(error) }, 'control channel stopped reading')
+        this.#positioned.reject(error)
+        return error
+      }
+      if (read) attempt = 1
+      const waitMs = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6))
+      this.#logger.error(
+        { topic: this.topic, error: error === undefined ? 'deaf' : messageOf(error), attempt, waitMs },
+        'control channel stopped reading; reconnecting',
+      )
+      this.#recycling = false
+      await withTimeout(consumer.close(), 5000).catch(() => {})
+      await delay(waitMs, undefined, { signal: this.#closed.signal }).catch(() => {})
+      if (this.#closing) return undefined
+      consumer = this.#newConsumer()
+      this.#consumer = consumer
+    }
+  }
+
+  async #read(consumer: KafkaConsumer): Promise<{ error: unknown; read: boolean }> {
+    let read = false
     try {
       for await (const record of consumer.records()) {
+        read = true
+        this.#lastHeardAt = Date.now()
         if (record.partition !== CONTROL_PARTITION) continue
         const probe = probeId(record)
         if (probe !== undefined) {
@@ -203,13 +272,39 @@ export class ControlChannel {
         }
         await this.#deliver(record)
       }
-      return undefined
+      return { error: undefined, read }
     } catch (error) {
-      if (this.#closing) return undefined
-      this.#logger.error({ topic: this.topic, error: messageOf(error) }, 'control channel stopped reading')
-      this.#positioned.reject(error)
-      return error
+      return { error: this.#recycling ? undefined : error, read }
     }
+  }
+
+  #startHeartbeat(options: LivenessOptions): void {
+    const intervalMs = options.probeIntervalMs ?? 5000
+    const deafAfterMs = options.deafAfterMs ?? 20_000
+    const reconnectAfterMs = options.reconnectAfterMs ?? 60_000
+    this.#heartbeat = setInterval(() => {
+      const silentMs = Date.now() - this.#lastHeardAt
+      const deaf = silentMs > deafAfterMs
+      if (deaf !== this.#deaf) {
+        this.#deaf = deaf
+        if (deaf) this.#logger.error({ topic: this.topic, silentMs }, 'control channel cannot hear the topic')
+        else this.#logger.info({ topic: this.topic }, 'control channel hears the topic again')
+      }
+      if (silentMs > reconnectAfterMs && !this.#recycling) {
+        // A reader stuck without an error: closing it ends its loop, which then reconnects.
+        this.#recycling = true
+        this.#lastHeardAt = Date.now() - deafAfterMs
+        void this.#consumer?.close().catch(() => {})
+      }
+      // Only this channel acts on its probe; that it comes back is what `hearing` means.
+      const id = randomUUID()
+      this.#probes.add(id)
+      if (this.#probes.size > 100) this.#probes.delete(this.#probes.values().next().value as string)
+      this.#send(Buffer.alloc(0), Buffer.from(PROBE_HEADER), { [PROBE_HEADER]: id }).catch(() => {
+        this.#probes.delete(id)
+      })
+    }, intervalMs)
+    this.#heartbeat.unref()
   }
 
   async #deliver(record: IncomingRecord): Promise<void> {
@@ -261,6 +356,16 @@ function deferred(): { promise: Promise<void>; resolve(): void; reject(error: un
   // Nobody may be waiting when the channel fails or closes.
   promise.catch(() => {})
   return { promise, resolve, reject }
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    work,
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
 }
 
 function probeId(record: IncomingRecord): string | undefined {

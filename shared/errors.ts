@@ -28,6 +28,8 @@ export const errorCodes = {
   PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },
   // invariants that must never break
   INVARIANT_BROKEN: { retryable: false, fatal: true },
+  /** Another live worker holds the WAL directory's lock: two writers would corrupt each other's files. */
+  WAL_IN_USE: { retryable: false, fatal: true },
 } as const satisfies Record<string, { retryable: boolean; fatal: boolean }>
 
 export type ErrorCode = keyof typeof errorCodes
@@ -47,6 +49,20 @@ export class FloeError extends Error {
     this.fatal = errorCodes[code].fatal
     this.details = options.details ?? {}
   }
+}
+
+/**
+ * Whether an error must stop the worker instead of being retried: a FloeError whose code is fatal
+ * (a broken invariant, a damaged progress marker, a configuration the servers contradict). Anything
+ * else, including errors from libraries, is taken as passing and left to the caller's retry.
+ */
+export function isFatal(error: unknown): error is FloeError {
+  return error instanceof FloeError && error.fatal
+}
+
+/** Whether a code, as carried in a summary or over the wire, names a fatal error. */
+export function isFatalCode(code: string | undefined): boolean {
+  return code !== undefined && Object.hasOwn(errorCodes, code) && errorCodes[code as ErrorCode].fatal
 }
 
 export function isFloeError(error: unknown, code?: ErrorCode): error is FloeError {

@@ -147,3 +147,19 @@ export async function waitReady(
   }
   throw new ServiceFailed(record.name, `not ready after ${timeoutMs / 1000} s (last probe: ${last})`, record.log)
 }
+
+/**
+ * Freezes a service (SIGSTOP to its process group): it keeps its sockets but answers nothing, as
+ * a server in a brownout does. A test that freezes must thaw in t.after, even when it fails.
+ */
+export function freeze(name: string, dir: string): void {
+  const record = readRegistry(dir)[name]
+  if (!record || !isOurs(record.pid, dir)) throw new Error(`cannot freeze ${name}: it is not running`)
+  signalGroup(record.pid, 'SIGSTOP')
+}
+
+/** Lets a frozen service run again (SIGCONT); a service that is not running is left alone. */
+export function thaw(name: string, dir: string): void {
+  const record = readRegistry(dir)[name]
+  if (record && isOurs(record.pid, dir)) signalGroup(record.pid, 'SIGCONT')
+}

@@ -1,6 +1,7 @@
 // The participant's backpressure (issue #4, item 7): the WAL volume's disk watermark, the bytes
 // waiting for upload and the memory of open segments -> pause / resume of the worker's consumers,
 // with hysteresis. Files not re-exported here are internal.
+export { DatasetBackpressure, type DatasetBackpressureOptions, type PressureSource } from './dataset.ts'
 export { bytesUnder, type DiskUsageProbe, type WalVolumeOptions, walDiskUsage } from './disk.ts'
 export {
   Backpressure,

@@ -70,6 +70,31 @@ describe('the configuration file', () => {
     assert.equal(config.metrics.port, 9464)
   })
 
+  test('a dataset without storage of its own uses the top-level storage', () => {
+    const text = base.replace(
+      'ingestion:',
+      'storage:\n  type: azure\n  azure: {connectionString: top, container: lake}\ningestion:',
+    )
+    const config = parseConfig(text, 'floe.yaml', {})
+    assert.deepEqual(config.datasets[0]?.storage, {
+      type: 'azure',
+      azure: { connectionString: 'top', container: 'lake' },
+    })
+  })
+
+  test('a dataset may name storage of its own, its secret from the environment', () => {
+    const text = `${base}    storage:\n      type: azure\n      azure: {container: events}\n`
+    const config = parseConfig(text, 'floe.yaml', {
+      FLOE_DATASETS__EVENTS__STORAGE__AZURE__CONNECTION_STRING: 'UseDevelopmentStorage=true',
+    })
+    assert.deepEqual(config.storage, { type: 'local' })
+    assert.deepEqual(config.datasets[0]?.storage, {
+      type: 'azure',
+      azure: { connectionString: 'UseDevelopmentStorage=true', container: 'events' },
+    })
+    assert.match(refusal(text), /datasets\[0\]\.storage\.azure\.connectionString: missing/)
+  })
+
   test('turns a dataset into an Iceberg schema with field ids and a partition spec', () => {
     const [dataset] = parseConfig(base, 'floe.yaml', {}).datasets
     assert.ok(dataset)

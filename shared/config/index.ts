@@ -3,3 +3,4 @@
 export { type ColumnType, parseColumnType } from './column-types.ts'
 export type { DatasetConfig } from './datasets.ts'
 export { applyEnvironment, type FloeConfig, loadConfig, parseConfig, redact } from './load.ts'
+export type { StorageConfig } from './schema.ts'

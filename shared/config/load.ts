@@ -121,7 +121,8 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
       throw new FloeError('CONFIG_INVALID', `${source}: datasets[${i}].name: ${raw.name} appears twice`)
     names.add(raw.name)
     try {
-      return resolveDataset(raw, i)
+      // A dataset without storage of its own uses the top-level one.
+      return { ...resolveDataset(raw, i), storage: raw.storage ?? parsed.data.storage }
     } catch (error) {
       if (error instanceof FloeError) throw new FloeError('CONFIG_INVALID', `${source}: ${error.message}`)
       throw error

@@ -71,22 +71,23 @@ export const catalogSchema = z.discriminatedUnion('type', [
     .strict(),
 ])
 
-export const storageSchema = z
-  .discriminatedUnion('type', [
-    z.object({ type: z.literal('local') }).strict(),
-    z
-      .object({
-        type: z.literal('azure'),
-        azure: z
-          .object({
-            connectionString: z.string().min(1, 'set it with FLOE_STORAGE__AZURE__CONNECTION_STRING'),
-            container: z.string().min(1),
-          })
-          .strict(),
-      })
-      .strict(),
-  ])
-  .default({ type: 'local' })
+/** Where a dataset's files go through: the top-level `storage`, or a dataset's own. */
+export const storageBackendSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('local') }).strict(),
+  z
+    .object({
+      type: z.literal('azure'),
+      azure: z
+        .object({
+          connectionString: z.string().min(1, 'set it with FLOE_STORAGE__AZURE__CONNECTION_STRING'),
+          container: z.string().min(1),
+        })
+        .strict(),
+    })
+    .strict(),
+])
+
+export const storageSchema = storageBackendSchema.default({ type: 'local' })
 
 export const walSchema = z
   .object({
@@ -137,6 +138,11 @@ export const datasetSchema = z
     timestampUnit: z.enum(['seconds', 'milliseconds', 'microseconds']).default('milliseconds'),
     /** Extra table properties for a table Floe creates. */
     tableProperties: z.record(z.string(), z.string()).default({}),
+    /**
+     * This dataset's own storage (same shape as the top-level `storage`, which it replaces for
+     * this dataset): its files go through a client of their own, so its outage is its own.
+     */
+    storage: storageBackendSchema.optional(),
   })
   .strict()
 
@@ -161,3 +167,4 @@ export const configSchema = z
 export type FloeConfigInput = z.input<typeof configSchema>
 export type RawConfig = z.output<typeof configSchema>
 export type RawDataset = z.output<typeof datasetSchema>
+export type StorageConfig = z.output<typeof storageBackendSchema>

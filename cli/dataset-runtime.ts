@@ -1,0 +1,174 @@
+// What a worker runs for one dataset, built so that nothing of it is shared with another dataset
+// in a way that lets one's retries hold the other (DESIGN.md invariant 10): its own storage client
+// (the dataset's `storage`, else the top-level one), its own upload queue, its own upload-backlog
+// latch on top of the worker's disk and memory backpressure, and its own queue of control messages,
+// so a coordinator reading a spilled WRITE-STATUS from a frozen storage holds only its dataset.
+import { DatasetCoordinator } from '../coordinator/index.ts'
+import {
+  type Backpressure,
+  DatasetBackpressure,
+  DatasetParticipant,
+  Uploader,
+  UploadQueue,
+} from '../participant/index.ts'
+import type { ControlMessage } from '../protocol/index.ts'
+import type { Catalog } from '../shared/catalog/index.ts'
+import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { currentSchema, defaultSpec } from '../shared/iceberg/metadata/index.ts'
+import { type FloeError, messageOf } from '../shared/index.ts'
+import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { readProgress } from '../shared/progress/index.ts'
+import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
+import { datasetGroup, storageOf } from './servers.ts'
+import { ensureDatasetTable, tableIdentifier } from './tables.ts'
+
+export interface DatasetRuntime {
+  name: string
+  topic: string
+  group: string
+  participant: DatasetParticipant
+  coordinator: DatasetCoordinator
+  backpressure: DatasetBackpressure
+  /** This dataset's record loop's clock: loops of two datasets interleave, one clock would mix them. */
+  phases: PhaseClock
+  coordinating: boolean
+  /** When a crashed coordinator may be started again (backs off while it keeps crashing). */
+  restartAt: number
+  restartDelayMs: number
+  /** Hands a control message to this dataset's queue; never waits for it. */
+  dispatch(message: ControlMessage): void
+  /** Resolves when every dispatched message was handled. */
+  settled(): Promise<void>
+}
+
+export interface DatasetRuntimeDeps {
+  config: FloeConfig
+  workerId: string
+  connection: KafkaConnection
+  catalog: Catalog
+  admin: KafkaAdmin
+  producer: KafkaProducer
+  worker: Backpressure
+  send: (message: ControlMessage) => Promise<void>
+  logger: Logger
+  metrics: FloeMetrics
+  signal: AbortSignal
+  onFatal: (error: FloeError, dataset: string) => void
+  /** Backpressure of this dataset changed: the worker's gauges look again. */
+  onPressure: () => void
+}
+
+export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetRuntimeDeps): Promise<DatasetRuntime> {
+  const { config, catalog, logger, metrics } = deps
+  const storage = storageOf(config, dataset)
+  const loaded = await ensureDatasetTable(catalog, dataset)
+  const group = datasetGroup(config, dataset.name)
+  const identifier = tableIdentifier(dataset)
+  const limits = config.ingestion.wal
+  const log = logger.child({ dataset: dataset.name })
+  const uploads = new UploadQueue({
+    uploader: new Uploader({
+      storage,
+      log: (event) => {
+        if (event.kind === 'retrying')
+          log.warn(
+            { location: event.location, attempt: event.attempt, waitMs: event.waitMs, err: event.error.message },
+            'upload failed; retrying',
+          )
+        else if (event.kind === 'failed')
+          log.error({ location: event.location, err: messageOf(event.error) }, 'upload failed')
+      },
+    }),
+    signal: deps.signal,
+  })
+  const backpressure = new DatasetBackpressure(deps.worker, {
+    reporter: `${dataset.name}/${group}`,
+    maxPendingUploadBytes: limits.maxPendingUploadBytes,
+  })
+  backpressure.on('change', (reasons) => {
+    deps.onPressure()
+    log.info({ reasons }, reasons.length ? 'pausing consumers' : 'resuming consumers')
+  })
+  const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
+  const phases = new PhaseClock()
+  const participant = new DatasetParticipant({
+    dataset,
+    group,
+    workerId: deps.workerId,
+    connection: deps.connection,
+    autoOffsetReset: config.kafka.autoOffsetReset,
+    wal: { ...limits, dir: limits.dir },
+    maxRecordBytes: config.ingestion.maxRecordBytes,
+    table: {
+      schema: currentSchema(loaded.metadata),
+      spec: defaultSpec(loaded.metadata),
+      dataLocation: loaded.metadata.properties['write.data.path'] ?? `${loaded.metadata.location}/data`,
+      offsets: async () => {
+        const { metadata } = await catalog.loadTable(identifier)
+        return readProgress(metadata, group).get(dataset.topic) ?? new Map()
+      },
+      current: async () => {
+        const { metadata } = await catalog.loadTable(identifier)
+        return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
+      },
+    },
+    admin: deps.admin,
+    producer: deps.producer,
+    uploads,
+    backpressure,
+    send: deps.send,
+    logger: log.child({ component: 'participant' }),
+    metrics,
+    phases,
+    // A WRITE-STATUS too large for the control topic puts its file list in the table's storage.
+    statusSpill: { storage, tableLocation: loaded.metadata.location },
+    onFatal: fatal,
+  })
+  const coordinator = new DatasetCoordinator({
+    dataset: { name: dataset.name, topic: dataset.topic },
+    group,
+    workerId: deps.workerId,
+    commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,
+    commitTimeoutMs: config.ingestion.commitTimeoutSeconds * 1000,
+    catalog,
+    storage,
+    table: identifier,
+    admin: deps.admin,
+    send: deps.send,
+    logger: log.child({ component: 'coordinator' }),
+    metrics,
+    membership: () => ({ memberId: participant.memberId, generation: 0 }),
+    onFatal: fatal,
+  })
+  // In topic order within the dataset; another dataset's queue runs beside it.
+  let tail: Promise<void> = Promise.resolve()
+  const runtime: DatasetRuntime = {
+    name: dataset.name,
+    topic: dataset.topic,
+    group,
+    participant,
+    coordinator,
+    backpressure,
+    phases,
+    coordinating: false,
+    restartAt: 0,
+    restartDelayMs: RESTART_FIRST_DELAY_MS,
+    dispatch(message) {
+      if (message.dataset !== dataset.name || message.group !== group) return
+      tail = tail.then(async () => {
+        try {
+          await participant.receive(message)
+          if (runtime.coordinating) await runtime.coordinator.receive(message)
+        } catch (error) {
+          log.error(
+            { body: message.body.type, commitId: message.commitId, err: messageOf(error) },
+            'a control message failed',
+          )
+        }
+      })
+    },
+    settled: () => tail,
+  }
+  return runtime
+}
