@@ -49,7 +49,14 @@ export async function runWorker(configPath: string | undefined): Promise<number>
     logger.flush()
     return 1
   }
-  const code = await stopped
+  // A fatal error of the record path (badRecords: stop, a bug in Floe) stops the worker without a
+  // drain: what it wrote is safe by recovery, and the record at fault is read again on restart.
+  const failed = worker.failure.then(async (error) => {
+    console.error(`floe run: ${error.message}`)
+    await worker.stop({ leave: true }).catch(() => {})
+    return 1
+  })
+  const code = await Promise.race([stopped, failed])
   logger.info('worker stopped')
   logger.flush()
   return code

@@ -62,6 +62,11 @@ export class Worker {
   #backpressure: Backpressure | undefined
   #endpoints: Endpoints | undefined
   #timers: NodeJS.Timeout[] = []
+  #failed: ((error: FloeError) => void) | undefined
+  /** Settles with the first fatal error of the record path (badRecords: stop, a bug): the worker must stop. */
+  readonly failure: Promise<FloeError> = new Promise((resolve) => {
+    this.#failed = resolve
+  })
   #acks: ((message: ControlMessage) => void)[] = []
   #following = false
 
@@ -92,7 +97,14 @@ export class Worker {
     )
     const catalog = this.#catalog
     const admin = this.#admin
-    this.#producer = new KafkaProducer(this.connection)
+    // The dead-letter producer compresses (a batch of bad records is often repetitive) and retries
+    // a little on its own; DeadLetterSender decides what happens after that.
+    this.#producer = new KafkaProducer(this.connection, {
+      compression: 'zstd',
+      retries: 2,
+      retryDelayMs: 250,
+      timeoutMs: 15_000,
+    })
     const producer = this.#producer
 
     const walDir = config.ingestion.wal.dir
@@ -147,7 +159,15 @@ export class Worker {
       if (partitions === undefined) {
         throw new FloeError('CONFIG_INVALID', `datasets.${dataset.name}: topic ${dataset.topic} does not exist`)
       }
-      if (dataset.dlqTopic) await admin.ensureTopic(dataset.dlqTopic, partitions)
+      let dlqMaxMessageBytes: number | undefined
+      if (dataset.dlqTopic) {
+        await admin.ensureTopic(dataset.dlqTopic, partitions)
+        dlqMaxMessageBytes = await admin.maxMessageBytes(dataset.dlqTopic)
+        logger.info(
+          { dataset: dataset.name, dlqTopic: dataset.dlqTopic, maxMessageBytes: dlqMaxMessageBytes ?? 'unknown' },
+          'dead-letter topic ready',
+        )
+      }
       const loaded = await ensureDatasetTable(catalog, dataset)
       const group = datasetGroup(config, dataset.name)
       const identifier = tableIdentifier(dataset)
@@ -170,6 +190,8 @@ export class Worker {
         },
         admin,
         producer,
+        ...(dlqMaxMessageBytes === undefined ? {} : { dlqMaxMessageBytes }),
+        onFatal: (error) => this.#fail(error),
         uploads,
         backpressure,
         send,
@@ -232,6 +254,14 @@ export class Worker {
       { worker: this.workerId, datasets: this.#datasets.map((d) => d.name), metricsPort: this.#endpoints.port },
       'worker started',
     )
+  }
+
+  #fail(error: FloeError): void {
+    const failed = this.#failed
+    this.#failed = undefined
+    if (!failed) return
+    this.logger.fatal({ err: error.message, code: error.code, ...error.details }, 'fatal error; the worker stops')
+    failed(error)
   }
 
   get metricsPort(): number | undefined {

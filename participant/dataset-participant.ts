@@ -14,14 +14,15 @@ import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema, StructType } from '../shared/iceberg/index.ts'
 import { compilePartitioner } from '../shared/iceberg/partitioning/index.ts'
-import { FloeError, messageOf } from '../shared/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Backpressure } from './backpressure/index.ts'
-import { compileDecoder, dlqRecord } from './decode/index.ts'
+import { BadRecords } from './bad-records.ts'
+import { DeadLetterSender } from './dead-letter.ts'
+import { compileDecoder } from './decode/index.ts'
 import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
-import type { BadRecord } from './partition-ingest.ts'
 import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
 import { SerialQueue } from './serial.ts'
@@ -53,7 +54,12 @@ export interface DatasetParticipantOptions {
   maxRecordBytes: number
   table: ParticipantTable
   admin: KafkaAdmin
+  /** The dead-letter producer: compressing, with bounded retries of its own (DeadLetterSender retries on). */
   producer: KafkaProducer
+  /** The dead-letter topic's `max.message.bytes` (KafkaAdmin.maxMessageBytes); default 1 MiB. */
+  dlqMaxMessageBytes?: number
+  /** A fatal error in the record path (badRecords: stop, a bug): the worker stops. */
+  onFatal?: (error: FloeError) => void
   uploads: UploadQueue
   backpressure: Backpressure
   send: (message: ControlMessage) => Promise<void>
@@ -85,6 +91,7 @@ export class DatasetParticipant {
   readonly #reporter: string
   readonly #reports: RoundReports
   readonly #pendingGroupOffsets = new Map<number, bigint>()
+  readonly #badRecords: BadRecords
   #running = false
   #ready = false
   #loop: Promise<void> | undefined
@@ -117,6 +124,13 @@ export class DatasetParticipant {
       flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
       windowMs: options.statusWindowMs ?? 5000,
     })
+    this.#badRecords = new BadRecords({
+      dataset,
+      sender: dataset.dlqTopic ? this.#deadLetterSender(dataset.dlqTopic) : undefined,
+      logger: options.logger,
+      metrics: options.metrics,
+      phases: options.phases,
+    })
     this.#env = {
       dataset,
       table: options.table,
@@ -133,7 +147,7 @@ export class DatasetParticipant {
       metrics: options.metrics,
       phases: options.phases,
       sidecars: new Map(),
-      deadLetter: (bad) => this.#deadLetter(bad),
+      deadLetter: (bad) => this.#badRecords.handle(bad),
       commitGroupOffset: (partition, offset) => this.#commitGroupOffset(partition, offset),
       changed: () => this.#changed(),
     }
@@ -265,6 +279,7 @@ export class DatasetParticipant {
         this.#reportPressure()
       } catch (error) {
         if (!this.#running) break
+        if (isFloeError(error) && error.fatal) this.#o.onFatal?.(error)
         logger.warn({ err: messageOf(error), code: (error as FloeError).code }, 'record loop error; retrying')
         phases.switchTo('idle')
         await this.#idle(1000)
@@ -306,32 +321,24 @@ export class DatasetParticipant {
   }
 
   /**
-   * Refused records go to the dead-letter topic before the append that moves the range past them.
-   * A failed send is retried until it lands or the participant stops: a record neither written
-   * nor dead-lettered must not be committed past, and a DLQ topic that is down shows as lag.
+   * While the dead-letter topic is unavailable the record loop holds here (nothing more is fetched,
+   * so memory stays one fetch): the wait shows as the `dlq-wait` phase and floe_dead_letter_paused.
    */
-  async #deadLetter(bad: readonly BadRecord[]): Promise<void> {
-    const { dataset, metrics, producer, logger } = this.#o
-    const topic = dataset.dlqTopic
-    if (topic) {
-      const records = bad.map(({ record, error }) => dlqRecord(record, topic, dataset.name, error))
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await producer.send(records)
-          break
-        } catch (error) {
-          if (!this.#running) throw error
-          const waitMs = Math.min(30_000, 100 * 2 ** Math.min(attempt, 9))
-          logger.warn({ topic, attempt, waitMs, err: messageOf(error) }, 'dead-letter send failed; retrying')
-          await this.#idle(waitMs)
-        }
-      }
-    }
-    for (const { error } of bad) {
-      const reason = String(error.details.reason ?? error.code)
-      if (topic) metrics.recordsDeadLettered.inc({ dataset: dataset.name, reason })
-      else metrics.recordsDropped.inc({ dataset: dataset.name, reason })
-    }
+  #deadLetterSender(topic: string): DeadLetterSender {
+    const { producer, metrics, phases, logger } = this.#o
+    return new DeadLetterSender({
+      producer,
+      ...(this.#o.dlqMaxMessageBytes === undefined ? {} : { maxMessageBytes: this.#o.dlqMaxMessageBytes }),
+      running: () => this.#running,
+      wait: (ms) => this.#idle(ms),
+      onSend: (outcome) => metrics.deadLetterSends.inc({ ...this.#labels, outcome }),
+      onWait: (error, attempt, waitMs) => {
+        metrics.deadLetterPaused.set(this.#labels, error ? 1 : 0)
+        phases.switchTo(error ? 'dlq-wait' : 'dlq')
+        if (error) logger.warn({ topic, attempt, waitMs, err: error.message }, 'dead-letter topic unavailable; holding')
+        else logger.info({ topic, attempts: attempt }, 'dead-letter topic back')
+      },
+    })
   }
 
   /** Tells the backpressure monitor this participant's share, and the gauges. */

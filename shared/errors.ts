@@ -7,6 +7,11 @@ export const errorCodes = {
   CONFIG_INVALID: { retryable: false, fatal: true },
   // the servers Floe depends on
   KAFKA_UNAVAILABLE: { retryable: true, fatal: false },
+  /**
+   * Kafka refused a request for a reason that asking again cannot fix: a record or batch too large,
+   * a topic that does not exist, no authorization. `details.reason` names which (producer.ts).
+   */
+  KAFKA_REFUSED: { retryable: false, fatal: false },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   // catalog answers
@@ -22,12 +27,16 @@ export const errorCodes = {
   // data
   CONVERSION_FAILED: { retryable: false, fatal: false },
   RECORD_MALFORMED: { retryable: false, fatal: false },
+  /** A bad record the dataset cannot keep anywhere, under `badRecords: stop`: the worker stops. */
+  BAD_RECORD_STOP: { retryable: false, fatal: true },
   STORAGE_NOT_FOUND: { retryable: false, fatal: false },
   // protocol
   PROTOCOL_UNDECODABLE: { retryable: false, fatal: false },
   PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },
   // invariants that must never break
   INVARIANT_BROKEN: { retryable: false, fatal: true },
+  /** An exception Floe's own code did not expect (a TypeError in the record path): a bug, not bad input. */
+  INTERNAL_ERROR: { retryable: false, fatal: true },
 } as const satisfies Record<string, { retryable: boolean; fatal: boolean }>
 
 export type ErrorCode = keyof typeof errorCodes

@@ -196,7 +196,7 @@ export class RecordDecoder implements Decoder {
     }
   }
 
-  #conversionFailed(i: number, error: unknown): FloeError {
+  #conversionFailed(i: number, error: unknown): unknown {
     // The converter's message already names the column path (user.tags[3]), the JSON found and the
     // type expected; keep it, and its facts, under RECORD_MALFORMED.
     if (isFloeError(error, 'CONVERSION_FAILED')) {
@@ -207,8 +207,8 @@ export class RecordDecoder implements Decoder {
         details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
       })
     }
-    const column = this.columns[i]!
-    return malformed('conversion-failed', `column ${column}: ${messageOf(error)}`, { column, cause: error })
+    // Anything else thrown by a converter is a bug of Floe's, not a fact about the record: as it is.
+    return error
   }
 }
 
