@@ -23,6 +23,8 @@ export interface FuzzOptions {
   partitions?: number
   seed?: number
   maxRecordBytes?: number
+  /** Share of hostile picks that keep an oversize record (generator.ts; default 0.05). */
+  oversizeShare?: number
   /** `max.message.bytes` of the dead-letter topic: small enough that some records must be cut. */
   dlqMaxMessageBytes?: number
   commitIntervalSeconds?: number
@@ -143,6 +145,7 @@ async function run(options: FuzzOptions, cleanups: (() => Promise<void>)[]): Pro
     runId: topic,
     maxRecordBytes,
     ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.oversizeShare === undefined ? {} : { oversizeShare: options.oversizeShare }),
   })
   const goodIds: string[] = []
   const producer = new KafkaProducer(connection, { compression: 'zstd' })

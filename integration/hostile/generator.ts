@@ -87,6 +87,8 @@ export interface GeneratorOptions {
   runId: string
   /** The dataset's ingestion.maxRecordBytes: oversize records are just above it. */
   maxRecordBytes: number
+  /** Oversize records cost that many bytes each: the share of hostile picks that keep one (default 0.05). */
+  oversizeShare?: number
 }
 
 export class HostileGenerator {
@@ -104,10 +106,11 @@ export class HostileGenerator {
   next(): FuzzRecord {
     const serial = this.#serial++
     if (this.#rand() >= this.#o.hostileRate) return this.#goodRecord(serial)
-    // Oversize records cost megabytes each: one in twenty of the hostile ones.
+    // Oversize records cost megabytes each: only a share of the picks that land on one keep it.
+    const oversizeShare = this.#o.oversizeShare ?? 0.05
     let kind: HostileKind
     do kind = hostileKinds[Math.floor(this.#rand() * hostileKinds.length)]!
-    while (kind.startsWith('oversize') && this.#rand() > 0.05)
+    while (kind.startsWith('oversize') && this.#rand() >= oversizeShare)
     return { key: Buffer.from(`k${serial}`), value: this.hostile(kind, serial), kind }
   }
 
