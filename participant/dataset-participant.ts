@@ -23,7 +23,8 @@ import { BadRecords } from './bad-records.ts'
 import { DeadLetterSender } from './dead-letter.ts'
 import { compileDecoder } from './decode/index.ts'
 import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
-import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
+import type { BadRecord } from './partition-ingest.ts'
+import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
 import { SerialQueue } from './serial.ts'
 import { sweepUnownedPartitions } from './unowned-wal.ts'
@@ -147,7 +148,6 @@ export class DatasetParticipant {
       metrics: options.metrics,
       phases: options.phases,
       sidecars: new Map(),
-      deadLetter: (bad) => this.#badRecords.handle(bad),
       commitGroupOffset: (partition, offset) => this.#commitGroupOffset(partition, offset),
       changed: () => this.#changed(),
     }
@@ -260,13 +260,27 @@ export class DatasetParticipant {
         }
         phases.switchTo('poll')
         const fetched = await this.#reader.fetch(positions)
+        // Decode every partition of the fetch, dead-letter their refused records in one send (a
+        // round trip per partition would cost more than the decoding), then append.
+        const decoded: [PartitionSlot, DecodedFetch][] = []
+        const bad: BadRecord[] = []
         for (const part of fetched) {
           const slot = this.#slots.get(part.partition)
           if (!slot) continue
-          const counts = await slot.ingest(part)
           // lag as the table sees it: what the topic holds beyond the uncommitted chain's start
           const lag = part.highWatermark - (slot.chainStart ?? part.from)
           this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
+          const one = slot.decode(part)
+          if (!one) continue
+          decoded.push([slot, one])
+          for (const record of one.batch.bad) bad.push(record)
+        }
+        if (bad.length > 0) {
+          phases.switchTo('dlq')
+          await this.#badRecords.handle(bad)
+        }
+        for (const [slot, one] of decoded) {
+          const counts = await slot.append(one)
           if (!counts) continue
           phases.counts.in += counts.records
           phases.counts.written += counts.rows

@@ -134,10 +134,16 @@ export class RecordDecoder implements Decoder {
       })
     }
     let data: unknown
+    // A SyntaxError of bad text needs no stack (it becomes a RECORD_MALFORMED at once), and
+    // capturing one costs more than parsing a good record.
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     try {
       data = JSON.parse(text)
     } catch (error) {
       throw malformed('not-json', `record is not JSON: ${messageOf(error)}`, { cause: error })
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
       throw malformed('not-object', `record is JSON ${jsonKind(data)}, not an object`)
