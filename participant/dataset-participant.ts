@@ -345,6 +345,7 @@ export class DatasetParticipant {
       ...(this.#o.dlqMaxMessageBytes === undefined ? {} : { maxMessageBytes: this.#o.dlqMaxMessageBytes }),
       running: () => this.#running,
       wait: (ms) => this.#idle(ms),
+      topicExists: async () => (await this.#o.admin.partitionCount(topic)) !== undefined,
       onSend: (outcome) => metrics.deadLetterSends.inc({ ...this.#labels, outcome }),
       onWait: (error, attempt, waitMs) => {
         metrics.deadLetterPaused.set(this.#labels, error ? 1 : 0)

@@ -108,6 +108,25 @@ describe('the dead-letter sender', () => {
     assert.equal(topic.requests, 1)
   })
 
+  test('a topic the broker says is gone is refused as topic-missing, not waited for', async () => {
+    const topic = new FakeTopic(1 << 20)
+    topic.downFor = 1000
+    const waits: number[] = []
+    const outcomes = await new DeadLetterSender({
+      producer: topic,
+      running: () => true,
+      wait: async (ms) => {
+        waits.push(ms)
+      },
+      topicExists: async () => false,
+    }).send([record(10)])
+    assert.deepEqual(
+      outcomes.map((o) => (o.kind === 'refused' ? o.error.details.reason : o.kind)),
+      ['topic-missing'],
+    )
+    assert.deepEqual(waits, [])
+  })
+
   test('an unavailable topic is waited for with growing, capped waits, then the records land', async () => {
     const topic = new FakeTopic(1 << 20)
     topic.downFor = 5

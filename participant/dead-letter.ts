@@ -29,6 +29,13 @@ export interface DeadLetterOptions {
   wait: (ms: number) => Promise<void>
   /** Called before each wait for an unavailable topic, with the error, and once it is over (undefined). */
   onWait?: (error: FloeError | undefined, attempt: number, waitMs: number) => void
+  /**
+   * Whether the dead-letter topic exists, asked of the broker after a failure that is not a
+   * refusal: the Kafka client reports a missing topic as a plain usage error, so the broker is
+   * asked rather than the message read. false: refused as topic-missing; true or undefined (the
+   * broker did not answer): waited for.
+   */
+  topicExists?: () => Promise<boolean | undefined>
   /** Called once per produce request, for the sends metric. */
   onSend?: (outcome: 'ok' | 'retry' | 'refused') => void
   firstWaitMs?: number
@@ -157,12 +164,21 @@ export class DeadLetterSender {
           if (attempt > 1) onWait?.(undefined, attempt, 0)
           return thrown
         }
-        // Not a refusal: the topic's brokers are away or slow. A non-Floe error here is the
-        // producer's own bug; it is not a reason to lose the records either, so it waits too.
-        onSend?.('retry')
+        // Not a refusal: the topic's brokers are away or slow, or the topic is gone. A non-Floe
+        // error here is the producer's own bug; it is not a reason to lose the records either.
         const error = isFloeError(thrown)
           ? thrown
           : new FloeError('KAFKA_UNAVAILABLE', messageOf(thrown), { cause: thrown })
+        if ((await this.#o.topicExists?.().catch(() => undefined)) === false) {
+          onSend?.('refused')
+          if (attempt > 1) onWait?.(undefined, attempt, 0)
+          const topics = [...new Set(batch.map((r) => r.topic))]
+          return new FloeError('KAFKA_REFUSED', `the dead-letter topic ${topics.join(', ')} does not exist`, {
+            cause: error,
+            details: { reason: 'topic-missing', topics },
+          })
+        }
+        onSend?.('retry')
         if (!running()) throw error
         const waitMs = Math.min(max, first * 2 ** Math.min(attempt - 1, 16))
         onWait?.(error, attempt, waitMs)
