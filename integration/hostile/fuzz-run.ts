@@ -66,8 +66,12 @@ export interface FuzzRun {
 const sum = (values: Iterable<bigint>) => [...values].reduce((a, b) => a + b, 0n)
 
 /** Prometheus text -> value per metric name and label set. */
-async function scrape(port: number): Promise<Map<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+async function scrape(port: number, previous = new Map<string, number>()): Promise<Map<string, number>> {
+  // A busy worker may drop one scrape: the last values stand until the next.
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+    .then((response) => response.text())
+    .catch(() => undefined)
+  if (text === undefined) return previous
   const values = new Map<string, number>()
   for (const line of text.split('\n')) {
     if (!line.startsWith('floe_')) continue
@@ -123,7 +127,9 @@ async function run(options: FuzzOptions, cleanups: (() => Promise<void>)[]): Pro
   const dlqMaxMessageBytes = options.dlqMaxMessageBytes ?? 32 * 1024
   const commitIntervalSeconds = options.commitIntervalSeconds ?? 2
   const dir = await mkdtemp(join(tmpdir(), 'floe-fuzz-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  cleanups.push(async () => {
+    if (!process.env.FLOE_KEEP_E2E) await rm(dir, { recursive: true, force: true })
+  })
   const topic = uniqueName('fuzz')
   const dlqTopic = `${topic}-dlq`
   const table = `${uniqueName('fuzz')}.events`
@@ -226,7 +232,7 @@ log:
   let metrics = new Map<string, number>()
   while (Date.now() < deadline) {
     if (!worker.running) throw new Error(`the worker exited: see ${worker.logFile}`)
-    metrics = await scrape(port)
+    metrics = await scrape(port, metrics)
     const received = total(metrics, 'floe_records_received_total')
     const now = performance.now()
     if (received > 0) firstAt ??= now
@@ -257,7 +263,7 @@ log:
   await sleep(commitIntervalSeconds * 3 * 1000 + 2000)
   const settled = await goodCheck()
   const all = await verifyTable(table)
-  metrics = await scrape(port)
+  metrics = await scrape(port, metrics)
   const dlqEnds = await admin.endOffsets(
     dlqTopic,
     Array.from({ length: partitions }, (_, p) => p),

@@ -96,7 +96,13 @@ export class RecordDecoder implements Decoder {
       kinds.push(expression.kind)
       paths.push(expression.path)
       const convert = compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit })
-      converters.push(isDecimal(field.type) ? refuseInexactNumbers(convert, field.name, field.type) : convert)
+      converters.push(
+        isDecimal(field.type)
+          ? refuseInexactNumbers(convert, field.name, field.type)
+          : isFloating(field.type)
+            ? refuseOverflow(convert, field.name, field.type)
+            : convert,
+      )
     }
     this.columns = fields.map((field) => field.name)
     this.#count = fields.length
@@ -239,6 +245,31 @@ export function significantDigits(value: number): number {
   const mantissa = exponent === -1 ? text : text.slice(0, exponent)
   const digits = mantissa.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '')
   return digits.length
+}
+
+function isFloating(type: IcebergType): type is PrimitiveType {
+  return type === 'double' || type === 'float'
+}
+
+/**
+ * JSON has no Infinity: a JSON number that parses to one (1e400) overflowed the double, and
+ * storing Infinity would change the data without a word. Refused as out of range; the quoted
+ * "Infinity" of Jackson's form still converts.
+ */
+function refuseOverflow(convert: ValueConverter, column: string, type: string): ValueConverter {
+  return (json) => {
+    if (typeof json === 'number' && !Number.isFinite(json)) {
+      const reason = `out of range for a ${type} (JSON has no Infinity; send "Infinity" as a string)`
+      throw new FloeError(
+        'CONVERSION_FAILED',
+        `column ${column}: expected ${type}, got a number beyond it (${reason})`,
+        {
+          details: { column, expected: type, found: 'number beyond the double range', reason },
+        },
+      )
+    }
+    return convert(json)
+  }
 }
 
 function refuseInexactNumbers(convert: ValueConverter, column: string, type: string): ValueConverter {
