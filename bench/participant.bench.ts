@@ -70,7 +70,7 @@ function benchDataset(): DatasetConfig {
       kafka: { brokers },
       catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
       ingestion: { wal: { dir: '/unused' } },
-      datasets: [{ name: 'bench', topic, table: 'bench.events', customMapping: mapping, schema }],
+      datasets: [{ name: 'bench', topic, table: 'bench.events', customMapping: mapping, schema, badRecords: 'skip' }],
     }),
     'bench',
     {},

@@ -49,6 +49,8 @@ export interface DatasetRuntimeDeps {
   catalog: Catalog
   admin: KafkaAdmin
   producer: KafkaProducer
+  /** The dead-letter topic's max.message.bytes, as the broker says (undefined: unknown). */
+  dlqMaxMessageBytes?: number
   worker: Backpressure
   send: (message: ControlMessage) => Promise<void>
   logger: Logger
@@ -115,6 +117,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     },
     admin: deps.admin,
     producer: deps.producer,
+    ...(deps.dlqMaxMessageBytes === undefined ? {} : { dlqMaxMessageBytes: deps.dlqMaxMessageBytes }),
     uploads,
     backpressure,
     send: deps.send,

@@ -105,7 +105,14 @@ export class Worker {
     )
     const catalog = this.#catalog
     const admin = this.#admin
-    this.#producer = new KafkaProducer(this.connection)
+    // The dead-letter producer compresses (a batch of bad records is often repetitive) and retries
+    // a little on its own; DeadLetterSender decides what happens after that.
+    this.#producer = new KafkaProducer(this.connection, {
+      compression: 'zstd',
+      retries: 2,
+      retryDelayMs: 250,
+      timeoutMs: 15_000,
+    })
     const producer = this.#producer
 
     const walDir = config.ingestion.wal.dir
@@ -158,7 +165,15 @@ export class Worker {
       if (partitions === undefined) {
         throw new FloeError('CONFIG_INVALID', `datasets.${dataset.name}: topic ${dataset.topic} does not exist`)
       }
-      if (dataset.dlqTopic) await admin.ensureTopic(dataset.dlqTopic, partitions)
+      let dlqMaxMessageBytes: number | undefined
+      if (dataset.dlqTopic) {
+        await admin.ensureTopic(dataset.dlqTopic, partitions)
+        dlqMaxMessageBytes = await admin.maxMessageBytes(dataset.dlqTopic)
+        logger.info(
+          { dataset: dataset.name, dlqTopic: dataset.dlqTopic, maxMessageBytes: dlqMaxMessageBytes ?? 'unknown' },
+          'dead-letter topic ready',
+        )
+      }
       this.#datasets.push(
         await buildDatasetRuntime(dataset, {
           config,
@@ -167,6 +182,7 @@ export class Worker {
           catalog,
           admin,
           producer,
+          ...(dlqMaxMessageBytes === undefined ? {} : { dlqMaxMessageBytes }),
           worker: backpressure,
           send,
           logger,

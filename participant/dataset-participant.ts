@@ -18,10 +18,12 @@ import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer 
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { PressureSource } from './backpressure/index.ts'
-import { compileDecoder, dlqRecord } from './decode/index.ts'
+import { BadRecords } from './bad-records.ts'
+import { DeadLetterSender } from './dead-letter.ts'
+import { compileDecoder } from './decode/index.ts'
 import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
-import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
+import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
 import { SerialQueue } from './serial.ts'
 import { TableFollower } from './table-follower.ts'
@@ -59,7 +61,10 @@ export interface DatasetParticipantOptions {
   maxRecordBytes: number
   table: ParticipantTable
   admin: KafkaAdmin
+  /** The dead-letter producer: compressing, with bounded retries of its own (DeadLetterSender retries on). */
   producer: KafkaProducer
+  /** The dead-letter topic's `max.message.bytes` (KafkaAdmin.maxMessageBytes); default 1 MiB. */
+  dlqMaxMessageBytes?: number
   uploads: UploadQueue
   /** The dataset's view of the worker's backpressure (DatasetBackpressure), or the worker's monitor. */
   backpressure: PressureSource
@@ -80,7 +85,8 @@ export interface DatasetParticipantOptions {
   syncRetryMs?: number
   /**
    * A fatal error in the record loop (shared/errors.ts: a broken invariant, a damaged progress
-   * marker): the loop stops instead of retrying, and the worker stops with it.
+   * marker, badRecords: stop, a bug in Floe): the loop stops instead of retrying, and the worker
+   * stops with it.
    */
   onFatal?: (error: FloeError) => void
 }
@@ -97,6 +103,7 @@ export class DatasetParticipant {
   readonly #reporter: string
   readonly #reports: RoundReports
   readonly #pendingGroupOffsets = new Map<number, bigint>()
+  readonly #badRecords: BadRecords
   #running = false
   #ready = false
   #loop: Promise<void> | undefined
@@ -131,6 +138,13 @@ export class DatasetParticipant {
       flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
       windowMs: options.statusWindowMs ?? 5000,
     })
+    this.#badRecords = new BadRecords({
+      dataset,
+      sender: dataset.dlqTopic ? this.#deadLetterSender(dataset.dlqTopic) : undefined,
+      logger: options.logger,
+      metrics: options.metrics,
+      phases: options.phases,
+    })
     this.#env = {
       dataset,
       table,
@@ -147,7 +161,6 @@ export class DatasetParticipant {
       metrics: options.metrics,
       phases: options.phases,
       sidecars: new Map(),
-      deadLetter: (bad) => this.#deadLetter(bad),
       commitGroupOffset: (partition, offset) => this.#commitGroupOffset(partition, offset),
       changed: () => this.#changed(),
     }
@@ -265,16 +278,30 @@ export class DatasetParticipant {
         }
         phases.switchTo('poll')
         const fetched = await this.#reader.fetch(positions)
+        // Decode every partition of the fetch, dead-letter their refused records in one send (a
+        // round trip per partition would cost more than the decoding), then append.
+        const decoded: [PartitionSlot, DecodedFetch][] = []
+        const bad: BadRecord[] = []
         for (const part of fetched) {
           const slot = this.#slots.get(part.partition)
           if (!slot) continue
-          const counts = await slot.ingest(part)
           // lag as the table sees it: what the topic holds beyond the uncommitted chain's start
           // (a partition that answered with an error reports no high watermark)
           if (part.error === undefined) {
             const lag = part.highWatermark - (slot.chainStart ?? part.from)
             this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
           }
+          const one = slot.decode(part)
+          if (!one) continue
+          decoded.push([slot, one])
+          for (const record of one.batch.bad) bad.push(record)
+        }
+        if (bad.length > 0) {
+          phases.switchTo('dlq')
+          await this.#badRecords.handle(bad)
+        }
+        for (const [slot, one] of decoded) {
+          const counts = await slot.append(one)
           if (!counts) continue
           phases.counts.in += counts.records
           phases.counts.written += counts.rows
@@ -334,32 +361,25 @@ export class DatasetParticipant {
   }
 
   /**
-   * Refused records go to the dead-letter topic before the append that moves the range past them.
-   * A failed send is retried until it lands or the participant stops: a record neither written
-   * nor dead-lettered must not be committed past, and a DLQ topic that is down shows as lag.
+   * While the dead-letter topic is unavailable the record loop holds here (nothing more is fetched,
+   * so memory stays one fetch): the wait shows as the `dlq-wait` phase and floe_dead_letter_paused.
    */
-  async #deadLetter(bad: readonly BadRecord[]): Promise<void> {
-    const { dataset, metrics, producer, logger } = this.#o
-    const topic = dataset.dlqTopic
-    if (topic) {
-      const records = bad.map(({ record, error }) => dlqRecord(record, topic, dataset.name, error))
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await producer.send(records)
-          break
-        } catch (error) {
-          if (!this.#running) throw error
-          const waitMs = Math.min(30_000, 100 * 2 ** Math.min(attempt, 9))
-          logger.warn({ topic, attempt, waitMs, err: messageOf(error) }, 'dead-letter send failed; retrying')
-          await this.#idle(waitMs)
-        }
-      }
-    }
-    for (const { error } of bad) {
-      const reason = String(error.details.reason ?? error.code)
-      if (topic) metrics.recordsDeadLettered.inc({ dataset: dataset.name, reason })
-      else metrics.recordsDropped.inc({ dataset: dataset.name, reason })
-    }
+  #deadLetterSender(topic: string): DeadLetterSender {
+    const { producer, metrics, phases, logger } = this.#o
+    return new DeadLetterSender({
+      producer,
+      ...(this.#o.dlqMaxMessageBytes === undefined ? {} : { maxMessageBytes: this.#o.dlqMaxMessageBytes }),
+      running: () => this.#running,
+      wait: (ms) => this.#idle(ms),
+      topicExists: async () => (await this.#o.admin.partitionCount(topic)) !== undefined,
+      onSend: (outcome) => metrics.deadLetterSends.inc({ ...this.#labels, outcome }),
+      onWait: (error, attempt, waitMs) => {
+        metrics.deadLetterPaused.set(this.#labels, error ? 1 : 0)
+        phases.switchTo(error ? 'dlq-wait' : 'dlq')
+        if (error) logger.warn({ topic, attempt, waitMs, err: error.message }, 'dead-letter topic unavailable; holding')
+        else logger.info({ topic, attempts: attempt }, 'dead-letter topic back')
+      },
+    })
   }
 
   /** Tells the backpressure monitor this participant's share, and the gauges. */

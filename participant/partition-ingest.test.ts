@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
+import { isFloeError } from '../shared/index.ts'
 import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
 import { compileDecoder } from './decode/index.ts'
 import { datasetOf } from './decode/test-support.ts'
@@ -82,6 +83,22 @@ describe('PartitionIngest', () => {
       ],
     )
     assert.equal(decoded.oldestTimestampMs, 1_700_000_000_000)
+  })
+
+  test('a bug is not a bad record: an exception that is not a refusal of the decoder stops the batch as INTERNAL_ERROR', async (t) => {
+    const { ingest } = await ingestAt(t, 0n)
+    const buggy = {
+      ...decoder,
+      decode: (value: Buffer | undefined) => {
+        if (value?.toString() === good(1)) throw new TypeError("Cannot read properties of undefined (reading 'x')")
+        return decoder.decode(value)
+      },
+    }
+    assert.throws(
+      () => ingest.decode(fetched(0n, [batch(0n, [good(0), good(1), 'nope'])], 3n), buggy),
+      (error) => isFloeError(error, 'INTERNAL_ERROR') && error.fatal && /events\/0@1 .*a bug/.test(error.message),
+    )
+    assert.equal(ingest.position, 0n, 'nothing was appended past it')
   })
 
   test('an append moves the position; a rotation of only refused records still advances the range', async (t) => {

@@ -4,7 +4,7 @@
 // ranges itself (its start, origin, log-start jump) is the machine's context; the rotations here
 // are the files that chain holds.
 import type { StructValue } from '../shared/iceberg/index.ts'
-import type { FloeError } from '../shared/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
 import type { Decoder } from './decode/index.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
@@ -40,6 +40,14 @@ function recordOf(topic: string, partition: number, batch: RecordsBatch, index: 
     value: record.value ?? undefined,
     headers,
   }
+}
+
+function internalError(error: unknown, at: IncomingRecord): FloeError {
+  return new FloeError(
+    'INTERNAL_ERROR',
+    `decoding ${at.topic}/${at.partition}@${at.offset} failed inside Floe (a bug, not a bad record): ${messageOf(error)}`,
+    { cause: error, details: { topic: at.topic, partition: at.partition, offset: String(at.offset) } },
+  )
 }
 
 export class PartitionIngest {
@@ -87,7 +95,11 @@ export class PartitionIngest {
         try {
           rows.push(decoder.decode(record.value ?? undefined))
         } catch (error) {
-          bad.push({ record: recordOf(this.topic, this.partition, batch, i), error: error as FloeError })
+          // Only the decoder's own refusals make a bad record; anything else is a bug of Floe's,
+          // and dead-lettering it would hide it behind the data (and lose good records to it).
+          const at = recordOf(this.topic, this.partition, batch, i)
+          if (!isFloeError(error, 'RECORD_MALFORMED')) throw internalError(error, at)
+          bad.push({ record: at, error })
         }
       }
     }

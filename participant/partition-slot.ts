@@ -25,7 +25,7 @@ import {
   type SyncResult,
 } from './machine/index.ts'
 import { logParticipantEvent } from './partition-events.ts'
-import { type BadRecord, PartitionIngest } from './partition-ingest.ts'
+import { type DecodedBatch, PartitionIngest } from './partition-ingest.ts'
 import { startingPoint } from './positioning.ts'
 import type { RoundReports } from './round-reports.ts'
 import { SegmentUploads } from './segment-uploads.ts'
@@ -69,12 +69,16 @@ export interface SlotEnvironment {
   phases: PhaseClock
   /** Data file location -> its bloom-filter sidecar, for the WRITE-STATUS. */
   sidecars: Map<string, string>
-  /** Dead-letters refused records; resolves once the DLQ topic has them. */
-  deadLetter(bad: readonly BadRecord[]): Promise<void>
   /** Commits the group offset (lag monitoring only, invariant 6). */
   commitGroupOffset(partition: number, offset: bigint): void
   /** A machine changed state, an upload settled: the loop and the backpressure may look again. */
   changed(): void
+}
+
+/** A fetched batch decoded against the partition's log of the moment (append checks it is still that one). */
+export interface DecodedFetch {
+  ingest: PartitionIngest
+  batch: DecodedBatch
 }
 
 /** What one fetched batch did, for the counters. */
@@ -181,11 +185,12 @@ export class PartitionSlot {
   }
 
   /**
-   * One fetched batch: decode, dead-letter the refused records (before the range covers them, so
-   * no commit can pass a record the DLQ does not have), then append. A batch made from a position
-   * the partition no longer has (a sync moved it meanwhile) is dropped.
+   * One fetched batch, decoded, or undefined when there is nothing to append: a batch made from a
+   * position the partition no longer has (a sync moved it meanwhile) is dropped. The caller
+   * dead-letters `bad` (one send for every partition of a fetch) before it calls `append`, so no
+   * commit can pass a record the dead-letter topic does not have.
    */
-  async ingest(fetched: FetchedPartition): Promise<IngestCounts | undefined> {
+  decode(fetched: FetchedPartition): DecodedFetch | undefined {
     const ingest = this.#ingest
     if (!ingest || !this.#appendable(ingest, fetched.from) || ingest.outOfRange) return undefined
     if (fetched.outOfRange) {
@@ -194,14 +199,13 @@ export class PartitionSlot {
       return undefined
     }
     if (fetched.next === fetched.from) return undefined
-    const { phases } = this.#env
-    phases.switchTo('decode')
-    const batch = ingest.decode(fetched, this.#env.decoder)
-    if (batch.bad.length > 0) {
-      phases.switchTo('dlq')
-      await this.#env.deadLetter(batch.bad)
-    }
-    phases.switchTo('encode')
+    this.#env.phases.switchTo('decode')
+    return { ingest, batch: ingest.decode(fetched, this.#env.decoder) }
+  }
+
+  /** Appends a decoded batch whose bad records are dealt with; undefined if the partition moved meanwhile. */
+  async append({ ingest, batch }: DecodedFetch): Promise<IngestCounts | undefined> {
+    this.#env.phases.switchTo('encode')
     const appended = await this.#lock.run(async () => {
       if (!this.#appendable(ingest, batch.from)) return false
       try {

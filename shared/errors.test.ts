@@ -7,6 +7,7 @@ import { type ErrorCode, errorCodes, FloeError, isFatal, isFatalCode, isFloeErro
 const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   CONFIG_INVALID: { retryable: false, fatal: true },
   KAFKA_UNAVAILABLE: { retryable: true, fatal: false },
+  KAFKA_REFUSED: { retryable: false, fatal: false },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },
@@ -22,6 +23,8 @@ const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },
   INVARIANT_BROKEN: { retryable: false, fatal: true },
   WAL_IN_USE: { retryable: false, fatal: true },
+  BAD_RECORD_STOP: { retryable: false, fatal: true },
+  INTERNAL_ERROR: { retryable: false, fatal: true },
 }
 
 describe('the error taxonomy', () => {

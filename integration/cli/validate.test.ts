@@ -46,6 +46,7 @@ datasets:
     table: ${uniqueName('it_ns')}.events
     customMapping: {event_id: id}
     schema: {event_id: string}
+    badRecords: skip
 `,
     )
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'it' })

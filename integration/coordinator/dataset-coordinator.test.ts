@@ -177,6 +177,7 @@ datasets:
     table: ${tableName}
     customMapping: {id: id, kind: kind, position: position}
     schema: {id: string, kind: string, position: long}
+    badRecords: skip
 `,
     )
   })

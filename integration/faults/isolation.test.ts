@@ -30,6 +30,7 @@ function datasetYaml(d: Dataset, extra: string): string {
     table: ${d.table}
     customMapping: {id: id, n: n}
     schema: {id: string not null, n: long}
+    badRecords: skip
 ${extra}`
 }
 

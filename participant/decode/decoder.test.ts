@@ -271,6 +271,13 @@ describe('refusing a malformed record', () => {
       says: /significant digits/,
     },
     {
+      name: 'a double that overflows to Infinity in JSON.parse',
+      event: Buffer.from('{"id":"e1","details":{"amount":1e400}}'),
+      reason: 'conversion-failed',
+      column: 'amount',
+      says: /out of range for a double/,
+    },
+    {
       name: 'a decimal with more fraction digits than its scale',
       event: bytes({ id: 'e1', details: { price: 1.005 } }),
       reason: 'conversion-failed',

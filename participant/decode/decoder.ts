@@ -96,7 +96,13 @@ export class RecordDecoder implements Decoder {
       kinds.push(expression.kind)
       paths.push(expression.path)
       const convert = compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit })
-      converters.push(isDecimal(field.type) ? refuseInexactNumbers(convert, field.name, field.type) : convert)
+      converters.push(
+        isDecimal(field.type)
+          ? refuseInexactNumbers(convert, field.name, field.type)
+          : isFloating(field.type)
+            ? refuseOverflow(convert, field.name, field.type)
+            : convert,
+      )
     }
     this.columns = fields.map((field) => field.name)
     this.#count = fields.length
@@ -134,10 +140,16 @@ export class RecordDecoder implements Decoder {
       })
     }
     let data: unknown
+    // A SyntaxError of bad text needs no stack (it becomes a RECORD_MALFORMED at once), and
+    // capturing one costs more than parsing a good record.
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     try {
       data = JSON.parse(text)
     } catch (error) {
       throw malformed('not-json', `record is not JSON: ${messageOf(error)}`, { cause: error })
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
       throw malformed('not-object', `record is JSON ${jsonKind(data)}, not an object`)
@@ -196,7 +208,7 @@ export class RecordDecoder implements Decoder {
     }
   }
 
-  #conversionFailed(i: number, error: unknown): FloeError {
+  #conversionFailed(i: number, error: unknown): unknown {
     // The converter's message already names the column path (user.tags[3]), the JSON found and the
     // type expected; keep it, and its facts, under RECORD_MALFORMED.
     if (isFloeError(error, 'CONVERSION_FAILED')) {
@@ -207,8 +219,8 @@ export class RecordDecoder implements Decoder {
         details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
       })
     }
-    const column = this.columns[i]!
-    return malformed('conversion-failed', `column ${column}: ${messageOf(error)}`, { column, cause: error })
+    // Anything else thrown by a converter is a bug of Floe's, not a fact about the record: as it is.
+    return error
   }
 }
 
@@ -233,6 +245,31 @@ export function significantDigits(value: number): number {
   const mantissa = exponent === -1 ? text : text.slice(0, exponent)
   const digits = mantissa.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '')
   return digits.length
+}
+
+function isFloating(type: IcebergType): type is PrimitiveType {
+  return type === 'double' || type === 'float'
+}
+
+/**
+ * JSON has no Infinity: a JSON number that parses to one (1e400) overflowed the double, and
+ * storing Infinity would change the data without a word. Refused as out of range; the quoted
+ * "Infinity" of Jackson's form still converts.
+ */
+function refuseOverflow(convert: ValueConverter, column: string, type: string): ValueConverter {
+  return (json) => {
+    if (typeof json === 'number' && !Number.isFinite(json)) {
+      const reason = `out of range for a ${type} (JSON has no Infinity; send "Infinity" as a string)`
+      throw new FloeError(
+        'CONVERSION_FAILED',
+        `column ${column}: expected ${type}, got a number beyond it (${reason})`,
+        {
+          details: { column, expected: type, found: 'number beyond the double range', reason },
+        },
+      )
+    }
+    return convert(json)
+  }
 }
 
 function refuseInexactNumbers(convert: ValueConverter, column: string, type: string): ValueConverter {

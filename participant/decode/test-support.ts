@@ -18,6 +18,7 @@ export function datasetOf(
         table: 'analytics.events',
         customMapping,
         schema,
+        badRecords: 'skip',
         ...(extra.timestampUnit ? { timestampUnit: extra.timestampUnit } : {}),
       },
     ],

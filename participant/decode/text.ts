@@ -18,10 +18,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** The record's text, or undefined when the bytes are not UTF-8. */
 export function utf8Text(bytes: Uint8Array): string | undefined {
+  // The TypeError of bad bytes is caught right here: no stack for it (capturing one costs more than
+  // decoding a good record).
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     return utf8.decode(bytes)
   } catch {
     return undefined
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
   }
 }
 

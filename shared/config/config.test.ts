@@ -117,6 +117,22 @@ describe('the configuration file', () => {
     ])
   })
 
+  test('reads what a bad record does: dlq with a dead-letter topic, else the choice made', () => {
+    const choice = (text: string) => parseConfig(text, 'floe.yaml', {}).datasets[0]?.badRecords
+    assert.equal(choice(base), 'dlq')
+    assert.equal(
+      choice(base.replace('    dlqTopic: events-dlq\n', '    dlqTopic: events-dlq\n    badRecords: stop\n')),
+      'stop',
+    )
+    assert.equal(choice(base.replace('    dlqTopic: events-dlq\n', '    badRecords: skip\n')), 'skip')
+    assert.equal(choice(base.replace('    dlqTopic: events-dlq\n', '    badRecords: stop\n')), 'stop')
+    const env = { FLOE_DATASETS__EVENTS__BAD_RECORDS: 'skip' }
+    assert.equal(
+      parseConfig(base.replace('    dlqTopic: events-dlq\n', ''), 'floe.yaml', env).datasets[0]?.badRecords,
+      'skip',
+    )
+  })
+
   test('takes overrides from FLOE_ environment variables, by key path and by dataset name', () => {
     const config = parseConfig(base, 'floe.yaml', {
       FLOE_KAFKA__BROKERS: '127.0.0.1:9093,127.0.0.1:9094',
@@ -219,6 +235,30 @@ describe('the configuration file', () => {
       /datasets\[0\]\.table: expected namespace\.table/,
     ],
     ['YAML that does not parse', 'kafka: [', {}, /floe\.yaml:\d+:\d+: not valid YAML/],
+    [
+      'a dataset without a dead-letter topic that does not say what bad records do',
+      base.replace('    dlqTopic: events-dlq\n', ''),
+      {},
+      /datasets\[0\]\.badRecords: the dataset has no dlqTopic: set badRecords to skip .* or stop/,
+    ],
+    [
+      'badRecords: dlq without a dead-letter topic',
+      base.replace('    dlqTopic: events-dlq\n', '    badRecords: dlq\n'),
+      {},
+      /datasets\[0\]\.dlqTopic: badRecords: dlq needs a dead-letter topic/,
+    ],
+    [
+      'badRecords: skip beside a dead-letter topic',
+      base.replace('    dlqTopic: events-dlq\n', '    dlqTopic: events-dlq\n    badRecords: skip\n'),
+      {},
+      /datasets\[0\]\.badRecords: skip drops bad records, but dlqTopic is set/,
+    ],
+    [
+      'an unknown badRecords choice',
+      base.replace('    dlqTopic: events-dlq\n', '    badRecords: ignore\n'),
+      {},
+      /datasets\[0\]\.badRecords/,
+    ],
   ]
   for (const [what, text, env, expected] of refusals) {
     test(`refuses ${what} with the key path and the problem in one line`, () => {

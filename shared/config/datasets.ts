@@ -8,7 +8,11 @@ import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
 import type { RawDataset } from './schema.ts'
 
-export interface DatasetConfig extends RawDataset {
+export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
+
+export interface DatasetConfig extends Omit<RawDataset, 'badRecords'> {
+  /** What a record that cannot be decoded does; resolved from badRecords and dlqTopic. */
+  badRecords: BadRecordsChoice
   namespace: string[]
   tableName: string
   /** The schema Floe creates the table with (field ids from 1). */
@@ -56,6 +60,26 @@ function checkTransform(path: string, transform: string, column: string, type: I
   if (!canTransform(parseTransform(transform), type)) {
     invalid(path, `${transform} does not apply to column ${column} of type ${type}`)
   }
+}
+
+/**
+ * Nothing is dropped by default without a word: without a dead-letter topic the operator says
+ * whether bad records are skipped or stop the worker.
+ */
+function badRecordsOf(raw: RawDataset, at: string): BadRecordsChoice {
+  const choice = raw.badRecords
+  if (choice === undefined) {
+    if (raw.dlqTopic) return 'dlq'
+    invalid(
+      `${at}.badRecords`,
+      'the dataset has no dlqTopic: set badRecords to skip (drop and log bad records) or stop (stop the worker), or name a dlqTopic',
+    )
+  }
+  if (choice === 'dlq' && !raw.dlqTopic) invalid(`${at}.dlqTopic`, 'badRecords: dlq needs a dead-letter topic')
+  if (choice === 'skip' && raw.dlqTopic) {
+    invalid(`${at}.badRecords`, 'skip drops bad records, but dlqTopic is set: use dlq or stop, or remove dlqTopic')
+  }
+  return choice
 }
 
 export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
@@ -110,6 +134,7 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
   const parts = raw.table.split('.')
   return {
     ...raw,
+    badRecords: badRecordsOf(raw, at),
     namespace: parts.slice(0, -1),
     tableName: parts.at(-1) ?? raw.table,
     icebergSchema,

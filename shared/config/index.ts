@@ -1,6 +1,6 @@
 // The operator's configuration: floe.yaml plus FLOE_* environment overrides, validated into
 // typed settings. Files not re-exported here are internal to shared/config.
 export { type ColumnType, parseColumnType } from './column-types.ts'
-export type { DatasetConfig } from './datasets.ts'
+export type { BadRecordsChoice, DatasetConfig } from './datasets.ts'
 export { applyEnvironment, type FloeConfig, loadConfig, parseConfig, redact } from './load.ts'
 export type { StorageConfig } from './schema.ts'

@@ -134,6 +134,12 @@ export const datasetSchema = z
     partitionSpec: z.array(z.string()).default([]),
     bloomFilterColumns: z.array(z.string()).default([]),
     dlqTopic: z.string().min(1).optional(),
+    /**
+     * What a record that cannot be decoded does: `dlq` (to dlqTopic; the default when one is set),
+     * `skip` (logged with its coordinates, counted, dropped) or `stop` (the worker stops). A dataset
+     * without dlqTopic must choose skip or stop (datasets.ts refuses it otherwise).
+     */
+    badRecords: z.enum(['dlq', 'skip', 'stop']).optional(),
     /** How epoch numbers in timestamp columns are read. */
     timestampUnit: z.enum(['seconds', 'milliseconds', 'microseconds']).default('milliseconds'),
     /** Extra table properties for a table Floe creates. */

@@ -9,6 +9,8 @@ export type PartitionOffsets = Map<number, bigint>
 // ListOffsets timestamps with special meaning in the Kafka protocol.
 const LATEST = -1n
 const EARLIEST = -2n
+// DescribeConfigs resource type of a topic.
+const TOPIC_RESOURCE = 2
 
 export class KafkaAdmin {
   readonly #admin: Admin
@@ -47,6 +49,23 @@ export class KafkaAdmin {
     if (!topics.includes(topic)) return undefined
     const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true })
     return metadata.topics.get(topic)?.partitionsCount
+  }
+
+  /**
+   * The largest record batch the topic accepts (`max.message.bytes`, which inherits the broker's
+   * `message.max.bytes`), or undefined when the broker does not say (no such topic, no rights).
+   */
+  async maxMessageBytes(topic: string): Promise<number | undefined> {
+    try {
+      const described = await this.#admin.describeConfigs({
+        resources: [{ resourceType: TOPIC_RESOURCE, resourceName: topic, configurationKeys: ['max.message.bytes'] }],
+      })
+      const value = described[0]?.configs.find((c) => c.name === 'max.message.bytes')?.value
+      const bytes = Number(value)
+      return value && Number.isInteger(bytes) && bytes > 0 ? bytes : undefined
+    } catch {
+      return undefined
+    }
   }
 
   async deleteTopic(topic: string): Promise<void> {

@@ -30,7 +30,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     recordsDropped: new Counter({
       name: 'floe_records_dropped_total',
-      help: 'Bad records dropped because the dataset has no dead-letter topic, by reason',
+      help: 'Bad records kept nowhere, by reason: skipped (badRecords: skip), or refused by the dead-letter topic for good',
       labelNames: ['dataset', 'reason'],
       registers,
     }),
@@ -38,6 +38,30 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       name: 'floe_records_skipped_total',
       help: 'Records a participant jumped over without reading them, by reason (retention: deleted before any commit)',
       labelNames: ['dataset', 'reason'],
+      registers,
+    }),
+    deadLetterCut: new Counter({
+      name: 'floe_dead_letter_cut_total',
+      help: 'Dead-letter records sent with their payload cut because the topic refused them whole',
+      labelNames: ['dataset'],
+      registers,
+    }),
+    deadLetterRefused: new Counter({
+      name: 'floe_dead_letter_refused_total',
+      help: 'Bad records the dead-letter topic refused for good (too large even cut, topic missing, not authorized)',
+      labelNames: ['dataset', 'error'],
+      registers,
+    }),
+    deadLetterSends: new Counter({
+      name: 'floe_dead_letter_sends_total',
+      help: 'Produce requests to the dead-letter topic, by outcome (ok, retry, refused)',
+      labelNames: ['dataset', 'outcome'],
+      registers,
+    }),
+    deadLetterPaused: new Gauge({
+      name: 'floe_dead_letter_paused',
+      help: '1 while a dataset waits for an unavailable dead-letter topic (its record loop holds, nothing more is fetched)',
+      labelNames: ['dataset'],
       registers,
     }),
     walBytes: new Gauge({

@@ -24,7 +24,7 @@ describe('the perf line', () => {
     const { line, shares } = clock.report()
     assert.equal(
       line,
-      'perf 10s: 157000 in, 156990 written, 10 dlq | poll 44% decode 9% encode 21% write 3% dlq 0% upload-wait 0% report 0% paused 23%',
+      'perf 10s: 157000 in, 156990 written, 10 dlq | poll 44% decode 9% encode 21% write 3% dlq 0% dlq-wait 0% upload-wait 0% report 0% paused 23%',
     )
     const total = Object.values(shares).reduce((a, b) => a + b, 0)
     assert.ok(Math.abs(total - 1) < 1e-9)
