@@ -113,14 +113,14 @@ inline checkTable() {
 inline commitRange(p, s, e) {
   if
   :: s != NONE ->
-     assert(e >= marker[p]);                                  /* the marker only grows */
-     o = s;
+     assert(e >= marker[(p)]);                                  /* the marker only grows */
+     o = (s);
      do
-     :: o < e -> held[p * NR + o]++; o++
+     :: o < e -> held[(p) * NR + o]++; o++
      :: else -> break
      od;
-     marker[p] = e;
-     acc = acc | (1 << p)
+     marker[(p)] = e;
+     acc = acc | (1 << (p))
   :: else -> skip
   fi
 }
@@ -212,7 +212,12 @@ end_slot:
        :: !live && owner[p] == w -> SYNC                  /* assigned, or restarted */
        :: live && pos < NR -> pos++                       /* a record read into the open segment */
        :: atomic { live && owner[p] != w -> rot = pos; STOP }  /* revoked: rotate, keep the files */
+#ifdef LIVE
+       /* weak fairness is per process in spin: say that the consumer keeps up with the topic */
+       :: (!live || pos == NR) && nempty(inbox) -> inbox?t, c, pp, a, b; HANDLE
+#else
        :: inbox?t, c, pp, a, b -> HANDLE
+#endif
        :: atomic { faults > 0 && nempty(inbox) -> faults--; inbox?t, c, pp, a, b } /* lost */
        :: atomic { faults > 0 && nempty(inbox) ->                                 /* duplicated: */
             faults--; inbox?t, c, pp, a, b; inbox!t, c, pp, a, b } -> HANDLE         /* a copy comes later */
