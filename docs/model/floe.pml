@@ -44,7 +44,9 @@
 #ifdef LIVE
 #define NC 1                 /* coordinators */
 #define IDS 3                /* commit ids cycle through 1..IDS */
+#define NIDS IDS
 #else
+#define NIDS MAXC
 #define NC 2                 /* the owner of partition 0 and a zombie that still thinks it is */
 #endif
 
@@ -55,7 +57,7 @@ mtype = { OK, CONFLICT };
 /* ---- the catalog: the table and its compare-and-swap (shared/iceberg/commit/append.ts) ---- */
 byte marker[NP];             /* floe.offsets.<group>: the next offset the table expects */
 byte held[NP * NR];          /* how many times each record is in the table's data files */
-byte landed[MAXC + 1];       /* commit id -> partitions its snapshot committed (floe.commit-id) */
+byte landed[NIDS + 1];       /* commit id -> partitions its snapshot committed (floe.commit-id) */
 
 /* The table's current snapshot. Only Floe commits in the model, and every commit moves some
  * partition's marker forward (an accepted range is never empty), so the marker vector names the
@@ -68,7 +70,7 @@ byte owner[NP];              /* the group's assignment: which worker owns each p
 /* ---- the control topic: per reader, so that each fault hits one reader's view ---- */
 chan toSlot[NS] = [2] of { mtype, byte, byte, byte, byte };   /* type, commit id, partition, a, b */
 chan toCoord[NC] = [2] of { mtype, byte, byte, byte, byte };
-byte coordOf[MAXC + 1];      /* which coordinator chose a commit id (who reads its WRITE-STATUS) */
+byte coordOf[NIDS + 1];      /* which coordinator chose a commit id (who reads its WRITE-STATUS) */
 
 /* ---- catalog requests: a request may wait, land late, or lose its reply ---- */
 chan req = [2] of { byte, byte, byte, byte, byte, byte, byte };  /* coord, base snapshot, commit id, s0, e0, s1, e1 */
