@@ -157,6 +157,7 @@ export class Worker {
         workerId: this.workerId,
         connection: this.connection,
         autoOffsetReset: config.kafka.autoOffsetReset,
+        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         wal: { ...limits, dir: walDir },
         maxRecordBytes: config.ingestion.maxRecordBytes,
         table: {

@@ -50,8 +50,7 @@ console.log(`topic ${topic} (6 partitions), table ${table}, config ${config}`)
 
 const workers = [1, 2, 3].map(
   (n) =>
-    new WorkerProcess(`demo-${n}`, config, join(dir, `worker-${n}.log`), {
-      FLOE_INGESTION__WAL__DIR: join(dir, `wal-${n}`),
+    new WorkerProcess(`demo-${n}`, config, join(dir, `worker-${n}.log`), join(dir, `wal-${n}`), {
       FLOE_METRICS__PORT: '0',
     }),
 )

@@ -57,10 +57,12 @@ export class GroupReader {
   #partitionCount = 0
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings) {
+    const sessionTimeoutMs = settings.sessionTimeoutMs ?? 30_000
     this.#settings = {
-      sessionTimeoutMs: 30_000,
+      sessionTimeoutMs,
       rebalanceTimeoutMs: 60_000,
-      heartbeatIntervalMs: 3_000,
+      // Three heartbeats per session: one lost or late heartbeat never costs the partitions.
+      heartbeatIntervalMs: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
       maxBytesPerPartition: 1024 * 1024,
       maxBytes: 50 * 1024 * 1024,
       maxWaitMs: 500,
