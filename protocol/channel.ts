@@ -68,6 +68,7 @@ export class ControlChannel {
   #consumer: KafkaConsumer | undefined
   #loop: Promise<unknown> | undefined
   readonly #positioned = deferred()
+  #started = false
   #closing = false
 
   constructor(options: ControlChannelOptions) {
@@ -93,12 +94,7 @@ export class ControlChannel {
     if (this.#consumer || this.#closing) throw new FloeError('INVARIANT_BROKEN', 'ControlChannel started twice')
     await this.#ensureTopic()
     this.#producer = new KafkaProducer(this.#options.connection)
-    this.#consumer = new KafkaConsumer(this.#options.connection, {
-      groupId: this.groupId,
-      topics: [this.topic],
-      startFrom: 'latest',
-      sessionTimeoutMs: this.#options.sessionTimeoutMs ?? 10_000,
-    })
+    this.#consumer = this.#newConsumer()
     this.#loop = this.#consume(this.#consumer)
     let probes: number
     try {
@@ -107,6 +103,7 @@ export class ControlChannel {
       await this.close()
       throw error
     }
+    this.#started = true
     this.#logger.info({ topic: this.topic, groupId: this.groupId, probes }, 'control channel started')
   }
 
@@ -192,23 +189,54 @@ export class ControlChannel {
     }
   }
 
-  async #consume(consumer: KafkaConsumer): Promise<unknown> {
-    try {
-      for await (const record of consumer.records()) {
-        if (record.partition !== CONTROL_PARTITION) continue
-        const probe = probeId(record)
-        if (probe !== undefined) {
-          if (this.#probes.delete(probe)) this.#positioned.resolve()
-          continue
+  #newConsumer(): KafkaConsumer {
+    return new KafkaConsumer(this.#options.connection, {
+      groupId: this.groupId,
+      topics: [this.topic],
+      startFrom: 'latest',
+      sessionTimeoutMs: this.#options.sessionTimeoutMs ?? 10_000,
+    })
+  }
+
+  // Reads until close(). Once started, a reader that fails (the broker restarted or was
+  // unreachable longer than the client retries) is replaced by a new one reading from the end, for
+  // as long as it takes: a worker whose channel stopped for good would ingest but never answer a
+  // round again. Messages sent meanwhile are missed, which the protocol absorbs (a round goes on
+  // without the partitions that did not answer; the next START-COMMIT resyncs). Before start()
+  // resolves, a failure fails start() instead.
+  async #consume(first: KafkaConsumer): Promise<unknown> {
+    let consumer = first
+    for (let failures = 0; ; failures++) {
+      try {
+        for await (const record of consumer.records()) {
+          failures = 0
+          if (record.partition !== CONTROL_PARTITION) continue
+          const probe = probeId(record)
+          if (probe !== undefined) {
+            if (this.#probes.delete(probe)) this.#positioned.resolve()
+            continue
+          }
+          await this.#deliver(record)
         }
-        await this.#deliver(record)
+        return undefined
+      } catch (error) {
+        if (this.#closing) return undefined
+        if (!this.#started) {
+          this.#logger.error({ topic: this.topic, error: messageOf(error) }, 'control channel stopped reading')
+          this.#positioned.reject(error)
+          return error
+        }
+        const waitMs = Math.min(500 * 2 ** failures, 5000)
+        this.#logger.warn(
+          { topic: this.topic, error: messageOf(error), failures: failures + 1, waitMs },
+          'control channel lost its reader; reading again from the end',
+        )
+        await consumer.close().catch(() => {})
+        await delay(waitMs)
+        if (this.#closing) return undefined
+        consumer = this.#newConsumer()
+        this.#consumer = consumer
       }
-      return undefined
-    } catch (error) {
-      if (this.#closing) return undefined
-      this.#logger.error({ topic: this.topic, error: messageOf(error) }, 'control channel stopped reading')
-      this.#positioned.reject(error)
-      return error
     }
   }
 

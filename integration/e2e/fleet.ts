@@ -127,7 +127,7 @@ export class Fleet {
         : {}
   }
 
-  static async create(t: TestContext, options: FleetOptions = {}): Promise<Fleet> {
+  static async create(t: Pick<TestContext, 'after'>, options: FleetOptions = {}): Promise<Fleet> {
     const dir = await mkdtemp(join(tmpdir(), 'floe-e2e-'))
     const topic = uniqueName('e2e-events')
     const namespace = uniqueName('e2e')
