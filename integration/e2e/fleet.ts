@@ -219,8 +219,9 @@ log:
    * (what a crash left there is recovered or dropped, DESIGN.md "Recovery"), a log of its own.
    */
   async restart(worker: WorkerProcess): Promise<WorkerProcess> {
-    if (worker.running) throw new Error(`worker ${worker.id} still runs: kill it first`)
-    await worker.exited
+    // A kill just sent is not an exit yet: give the process a moment to go.
+    const exited = await Promise.race([worker.exited.then(() => true), sleep(10_000).then(() => false)])
+    if (!exited) throw new Error(`worker ${worker.id} still runs: kill it first`)
     return this.start(worker.id)
   }
 

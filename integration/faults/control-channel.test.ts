@@ -30,7 +30,7 @@ test('a control channel keeps receiving after the broker is killed and started a
   await channel.start()
 
   // Down long enough that the client's own retries run out.
-  await restartKafka(t, { hard: true, downMs: 8000 })
+  await restartKafka(t, { hard: true, downMs: 6000 })
   const end = message({ type: 'EndCommit', expectedPartitions: [{ topic: 'events', partition: 0 }] })
   // The new reader joins its group and fixes its position at the end: resend until one arrives.
   const deadline = Date.now() + 60_000
