@@ -60,3 +60,17 @@ export async function restartKafka(t: TestContext, how: { hard?: boolean; downMs
 export function logged(worker: WorkerProcess, msg: string): Record<string, unknown>[] {
   return worker.lines().filter((l) => l.msg === msg)
 }
+
+/** The partitions each running worker ingests now, as its log says (assigned minus revoked). */
+export function ownership(fleet: Fleet): Record<string, number[]> {
+  const owned: Record<string, number[]> = {}
+  for (const worker of fleet.workers.filter((w) => w.running)) {
+    const now = new Set<number>()
+    for (const line of worker.lines()) {
+      if (line.msg === 'partition assigned') now.add(Number(line.partition))
+      if (line.msg === 'partition revoked') now.delete(Number(line.partition))
+    }
+    owned[worker.id] = [...now].sort((a, b) => a - b)
+  }
+  return owned
+}

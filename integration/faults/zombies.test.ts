@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Fleet } from '../e2e/fleet.ts'
-import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute } from './support.ts'
+import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute, ownership } from './support.ts'
 
 /** Past the session timeout (6 s) with room for the rebalance that follows. */
 const frozenMs = 12_000
@@ -31,6 +31,7 @@ describe('zombie workers', { concurrency: false }, () => {
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
     assert.ok(zombie.running, 'the woken worker carries on')
+    t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })
 
   test('the coordinator frozen past its session timeout and woken mid-round loses and duplicates nothing', async (t) => {
@@ -53,5 +54,6 @@ describe('zombie workers', { concurrency: false }, () => {
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
     await fleet.waitFor(() => !zombie.coordinating, minute, 'the woken coordinator to step down')
+    t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })
 })
