@@ -62,7 +62,6 @@ const fleet = await Fleet.create(context, {
 const t0 = Date.now()
 const say = (text: string) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${text}`)
 say(`seed ${seed}, ${workerCount} workers, ${partitions} partitions, ${eventsPerSecond} events/s, logs in ${fleet.dir}`)
-for (let i = 0; i < workerCount; i++) await fleet.start()
 
 // The producer holds off while the broker is down or frozen: a send that fails half-way leaves
 // ids whose fate nobody knows, and the count at the end must be exact.
@@ -90,23 +89,48 @@ async function freezeFor(service: string, ms: number): Promise<void> {
   frozen.delete(service)
 }
 
-function someWorker(): WorkerProcess {
-  const running = fleet.workers.filter((w) => w.running)
-  return running[between(0, running.length)] as WorkerProcess
+// A supervisor, as an orchestrator would be: a worker that exits by itself (it could not reach a
+// server at start, or it crashed) is counted and started again on its WAL.
+const current = new Map<string, WorkerProcess>()
+const exits: string[] = []
+let killing: WorkerProcess | undefined
+const supervisor = setInterval(() => {
+  for (const [name, worker] of current) {
+    if (worker.running || worker === killing) continue
+    exits.push(`${name} exit ${worker.child.exitCode ?? worker.child.signalCode}`)
+    say(`${name} exited by itself (${worker.child.exitCode ?? worker.child.signalCode}); starting it again`)
+    current.delete(name)
+    void fleet.restart(worker).then((again) => current.set(name, again))
+  }
+}, 2000)
+cleanups.push(() => clearInterval(supervisor))
+
+for (let i = 0; i < workerCount; i++) {
+  const worker = await fleet.start()
+  current.set(worker.id, worker)
+}
+
+function someWorker(): WorkerProcess | undefined {
+  const running = [...current.values()].filter((w) => w.running)
+  return running[between(0, running.length)]
 }
 
 async function inject(kind: Kind): Promise<string> {
   switch (kind) {
     case 'kill9': {
       const victim = someWorker()
+      if (!victim) return 'kill -9: no worker running'
+      killing = victim
       victim.kill('SIGKILL')
       await victim.exited
       await sleep(between(0, 3000))
-      await fleet.restart(victim)
+      current.set(victim.id, await fleet.restart(victim))
+      killing = undefined
       return `kill -9 ${victim.id}, restarted on its WAL`
     }
     case 'worker-stop': {
       const victim = someWorker()
+      if (!victim) return 'SIGSTOP: no worker running'
       const ms = between(3000, 15_000)
       victim.freeze()
       await sleep(ms)
@@ -186,10 +210,11 @@ try {
   console.log(
     `soak: ${faultCount} faults (${faults}) | events ${fleet.ids.length} | rows ${report?.rows ?? '?'} | ` +
       `duplicates ${ids?.duplicated ?? '?'} | missing ${ids?.missing ?? '?'} | unexpected ${ids?.unexpected ?? '?'} | ` +
-      `dlq ${dead}/${fleet.badIds.length} | lag ${lag} | produce errors ${produceErrors} | ` +
+      `dlq ${dead}/${fleet.badIds.length} | lag ${lag} | worker exits ${exits.length} | produce errors ${produceErrors} | ` +
       `${((Date.now() - t0) / 1000).toFixed(0)} s | seed ${seed}${report?.error ? ` | error ${report.error}` : ''}`,
   )
   await cleanUp()
+  if (exits.length) console.log(`worker exits: ${exits.join(', ')}`)
   const ok = ids?.missing === 0 && ids.duplicated === 0 && ids.unexpected === 0 && dead === fleet.badIds.length
   process.exitCode = ok ? 0 : 1
 }
