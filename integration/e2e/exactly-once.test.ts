@@ -91,6 +91,13 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
     await sleep(4000)
     const second = await fleet.start()
     const third = await fleet.start()
+    // On a loaded machine a worker can take seconds to start: a SIGTERM before its handler is
+    // installed kills it instead of draining it.
+    await fleet.waitFor(
+      () => second.logged('worker started') && third.logged('worker started'),
+      minute,
+      'two more workers',
+    )
     await sleep(8000)
     second.kill('SIGTERM')
     third.kill('SIGTERM')
