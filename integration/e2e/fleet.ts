@@ -305,7 +305,7 @@ log:
   }
 
   /** The worker that coordinates now (it owns partition 0 and said so). */
-  async coordinator(timeoutMs = 60_000): Promise<WorkerProcess> {
+  async coordinator(timeoutMs = 180_000): Promise<WorkerProcess> {
     let found: WorkerProcess | undefined
     await this.waitFor(
       () => {

@@ -28,7 +28,7 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
     for (let kill = 0; kill < 4; kill++) {
       // Fresh events each time, so the kill meets open segments, ready files and uploads.
       await fleet.produce(1500, { batch: 100, badEvery })
-      await fleet.nextCommit(minute)
+      await fleet.nextCommit(3 * minute)
       await sleep(Math.floor(Math.random() * 3000))
       const running = fleet.workers.filter((w) => w.running)
       const victim = running[Math.floor(Math.random() * running.length)]
@@ -45,7 +45,7 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
     const fleet = await Fleet.create(t, { ...fastFleet, commitIntervalSeconds: 3 })
     const worker = await fleet.start('solo')
     await fleet.produce(2000, { badEvery })
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     await fleet.produce(2000, { badEvery })
     // The next round rotates and uploads, then its commit hangs: the ready files stay in the WAL.
     const thaw = freeze(t, 'iceberg-rest')

@@ -15,7 +15,7 @@ describe('frozen and restarted servers', { concurrency: false }, () => {
     await Promise.all([fleet.start(), fleet.start()])
     await fleet.produce(1000, { badEvery })
     for (let fault = 0; fault < 2; fault++) {
-      await fleet.nextCommit(minute)
+      await fleet.nextCommit(3 * minute)
       // Rounds run every 2 s: a short random wait puts the freeze in a different phase each time.
       await sleep(Math.floor(Math.random() * 2000))
       const thaw = freeze(t, 'iceberg-rest')
@@ -32,7 +32,7 @@ describe('frozen and restarted servers', { concurrency: false }, () => {
     const fleet = await Fleet.create(t, fastFleet)
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
     await fleet.produce(2000, { badEvery })
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     const thaw = freeze(t, 'kafka')
     await sleep(10_000)
     thaw()
@@ -48,7 +48,7 @@ describe('frozen and restarted servers', { concurrency: false }, () => {
     const fleet = await Fleet.create(t, fastFleet)
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
     await fleet.produce(2000, { badEvery })
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     await sleep(Math.floor(Math.random() * 2000))
     await restartKafka(t, { hard: true, downMs: 5000 })
     await fleet.produce(2000, { badEvery })

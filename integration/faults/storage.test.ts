@@ -12,7 +12,7 @@ describe('frozen object storage', () => {
     const fleet = await Fleet.create(t, { ...fastFleet, storage: 'azure' })
     await Promise.all([fleet.start(), fleet.start()])
     await fleet.produce(1500, { badEvery })
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     const thaw = freeze(t, 'azurite')
     await fleet.produce(1500, { batch: 100, badEvery })
     await sleep(15_000)

@@ -19,7 +19,7 @@ describe('zombie workers', { concurrency: false }, () => {
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
     await fleet.produce(1500, { badEvery })
     const coordinator = await fleet.coordinator()
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     const zombie = fleet.workers.find((w) => w.running && w !== coordinator)
     assert.ok(zombie)
     const thaw = freezeWorker(t, zombie)
@@ -39,7 +39,7 @@ describe('zombie workers', { concurrency: false }, () => {
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
     await fleet.produce(1500, { badEvery })
     const zombie = await fleet.coordinator()
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     const thaw = freezeWorker(t, zombie)
     const producing = fleet.produce(1500, { batch: 100, badEvery })
     // Another worker gets partition 0 and coordinates while the old coordinator sleeps.
@@ -48,7 +48,7 @@ describe('zombie workers', { concurrency: false }, () => {
       minute,
       'a second coordinator',
     )
-    await fleet.nextCommit(minute)
+    await fleet.nextCommit(3 * minute)
     thaw()
     await producing
     await fleet.produce(500, { badEvery })
