@@ -53,7 +53,13 @@ describe('zombie workers', { concurrency: false }, () => {
     await producing
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
-    await fleet.waitFor(() => !zombie.coordinating, minute, 'the woken coordinator to step down')
+    // The woken coordinator steps down, and may legitimately get partition 0 back in a later
+    // rebalance: what must hold is that one worker coordinates, not two.
+    await fleet.waitFor(
+      () => fleet.workers.filter((w) => w.running && w.coordinating).length === 1,
+      minute,
+      'exactly one coordinator',
+    )
     t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })
 })
