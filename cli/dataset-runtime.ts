@@ -100,6 +100,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     workerId: deps.workerId,
     connection: deps.connection,
     autoOffsetReset: config.kafka.autoOffsetReset,
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     wal: { ...limits, dir: limits.dir },
     maxRecordBytes: config.ingestion.maxRecordBytes,
     table: {

@@ -49,11 +49,7 @@ await admin.close()
 console.log(`topic ${topic} (6 partitions), table ${table}, config ${config}`)
 
 const workers = [1, 2, 3].map(
-  (n) =>
-    new WorkerProcess(`demo-${n}`, config, join(dir, `worker-${n}.log`), {
-      FLOE_INGESTION__WAL__DIR: join(dir, `wal-${n}`),
-      FLOE_METRICS__PORT: '0',
-    }),
+  (n) => new WorkerProcess(`demo-${n}`, config, join(dir, `worker-${n}.log`), {}, join(dir, `wal-${n}`)),
 )
 console.log(`started 3 workers (logs in ${dir})`)
 const stopAll = () => {

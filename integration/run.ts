@@ -2,6 +2,7 @@
 // up when it is not (and then down again afterwards, even when tests fail or the run is
 // interrupted); leaves a stack it found running alone.
 import { spawn } from 'node:child_process'
+import { globSync } from 'node:fs'
 import { join } from 'node:path'
 import { running, services, stackDir } from './stack/index.ts'
 
@@ -41,8 +42,18 @@ try {
     code = await exec([stackScript, 'up'])
     if (code !== 0) throw new Error('the local stack did not come up')
   }
-  const patterns = process.argv.slice(2).length ? process.argv.slice(2) : ['integration/**/*.test.ts']
-  code = await exec(['--test', '--test-reporter=spec', '--test-timeout=600000', ...patterns])
+  const given = process.argv.slice(2)
+  const allTests = globSync('integration/**/*.test.ts', { cwd: root }).sort()
+  // The fault suite freezes and restarts the shared servers: its files run after the others, one
+  // at a time, never beside a test that needs those servers to answer.
+  const isFault = (pattern: string) => pattern.replace(/^\.\//, '').startsWith('integration/faults/')
+  const phases = given.length
+    ? [given.filter((p) => !isFault(p)), given.filter(isFault)]
+    : [allTests.filter((p) => !isFault(p)), allTests.filter(isFault)]
+  const base = ['--test', '--test-reporter=spec', '--test-timeout=600000']
+  const [others = [], faults = []] = phases
+  if (others.length) code = await exec([...base, ...others])
+  if (faults.length) code = (await exec([...base, '--test-concurrency=1', ...faults])) || code
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error))
   code ||= 1

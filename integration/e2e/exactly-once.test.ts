@@ -70,7 +70,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
   test('a kill -9 of a participant while it writes and uploads loses and duplicates nothing', async (t) => {
     const fleet = await Fleet.create(t, { commitIntervalSeconds: 2 })
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
-    const producing = fleet.produce(6000, 200)
+    const producing = fleet.produce(6000, { batch: 200 })
     for (let kill = 0; kill < 3; kill++) {
       const coordinator = await coordinatorOf(fleet)
       const victim = fleet.workers.find((w) => w.running && w !== coordinator)
@@ -87,14 +87,18 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
   test('scaling from one worker to three and back to one during ingest loses and duplicates nothing', async (t) => {
     const fleet = await Fleet.create(t, { commitIntervalSeconds: 2 })
     const first = await fleet.start()
-    const producing = fleet.produce(8000, 200)
+    const producing = fleet.produce(8000, { batch: 200 })
     await sleep(4000)
     const second = await fleet.start()
     const third = await fleet.start()
+    // On a loaded machine a worker can take seconds to start: a SIGTERM before its handler is
+    // installed kills it instead of draining it.
+    await fleet.waitFor(
+      () => second.logged('worker started') && third.logged('worker started'),
+      minute,
+      'two more workers',
+    )
     await sleep(8000)
-    // A worker killed before it set up its signal handlers dies of the signal: on a loaded machine
-    // starting can take longer than the sleep.
-    await fleet.waitFor(() => second.logged('worker started') && third.logged('worker started'), minute, 'workers')
     second.kill('SIGTERM')
     third.kill('SIGTERM')
     assert.equal(await second.exited, 0)

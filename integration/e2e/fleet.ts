@@ -1,6 +1,7 @@
 // Test support for end-to-end runs: real `floe run` worker processes (bin/floe) on the real stack,
-// a producer of events with unique ids, and the wait for pyiceberg to see them all. Every process
-// a test starts is killed when the test ends, even when it fails.
+// a producer of events with unique ids (and malformed ones, for the dead-letter topic), and the
+// wait for pyiceberg to see them all, then to still see each exactly once a few commit intervals
+// later. Every process a test starts is killed when the test ends, even when it fails.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -9,7 +10,9 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
+import { azuriteLocation } from '../catalog/probe.ts'
 import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { badEventsIn, malformedEvent } from './events.ts'
 
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
 
@@ -18,6 +21,10 @@ export interface FleetOptions {
   commitIntervalSeconds?: number
   commitTimeoutSeconds?: number
   drainTimeoutSeconds?: number
+  /** kafka.sessionTimeoutMs of the workers: how soon a frozen worker loses its partitions. */
+  sessionTimeoutMs?: number
+  /** Where data files go: the local warehouse (default) or Azurite. */
+  storage?: 'local' | 'azure'
   extraConfig?: string
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
@@ -29,12 +36,22 @@ export class WorkerProcess {
   readonly child: ChildProcess
   readonly exited: Promise<number | null>
 
-  constructor(id: string, config: string, logFile: string, env: NodeJS.ProcessEnv) {
+  /** The WAL folder, when the fleet chose it: a restart of the same worker (Fleet.restart) finds what it left there. */
+  readonly walDir: string | undefined
+
+  constructor(id: string, config: string, logFile: string, env: NodeJS.ProcessEnv = {}, walDir?: string) {
+    this.walDir = walDir
     this.id = id
     this.logFile = logFile
     const out = createWriteStream(logFile, { flags: 'a' })
     this.child = spawn(floe, ['run', '--config', config], {
-      env: { ...process.env, ...env, FLOE_WORKER_ID: id, FLOE_METRICS__PORT: '0' },
+      env: {
+        ...process.env,
+        ...env,
+        FLOE_WORKER_ID: id,
+        FLOE_METRICS__PORT: '0',
+        ...(walDir === undefined ? {} : { FLOE_INGESTION__WAL__DIR: walDir }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     this.child.stdout?.pipe(out)
@@ -78,6 +95,15 @@ export class WorkerProcess {
   kill(signal: NodeJS.Signals): void {
     if (this.running) this.child.kill(signal)
   }
+
+  /** SIGSTOP: the process holds its sockets, files and partitions and does nothing (a zombie). */
+  freeze(): void {
+    this.kill('SIGSTOP')
+  }
+
+  thaw(): void {
+    this.kill('SIGCONT')
+  }
 }
 
 export class Fleet {
@@ -85,20 +111,33 @@ export class Fleet {
   readonly topic: string
   readonly table: string
   readonly config: string
+  readonly dlqTopic: string
+  readonly commitIntervalMs: number
   readonly workers: WorkerProcess[] = []
+  /** Ids of the good events produced: each must be in the table exactly once. */
   readonly ids: string[] = []
+  /** Ids of the malformed events produced: each must be in the dead-letter topic, none in the table. */
+  readonly badIds: string[] = []
   readonly #env: NodeJS.ProcessEnv
   #serial = 0
+  readonly #incarnations = new Map<string, number>()
 
-  private constructor(dir: string, topic: string, table: string, config: string, env: NodeJS.ProcessEnv = {}) {
+  private constructor(dir: string, topic: string, table: string, config: string, options: FleetOptions) {
     this.dir = dir
     this.topic = topic
     this.table = table
     this.config = config
-    this.#env = env
+    this.dlqTopic = `${topic}-dlq`
+    this.commitIntervalMs = (options.commitIntervalSeconds ?? 2) * 1000
+    this.#env = {
+      ...(options.storage === 'azure'
+        ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
+        : {}),
+      ...options.env,
+    }
   }
 
-  static async create(t: TestContext, options: FleetOptions = {}): Promise<Fleet> {
+  static async create(t: Pick<TestContext, 'after'>, options: FleetOptions = {}): Promise<Fleet> {
     const dir = await mkdtemp(join(tmpdir(), 'floe-e2e-'))
     const topic = uniqueName('e2e-events')
     const namespace = uniqueName('e2e')
@@ -107,16 +146,32 @@ export class Fleet {
     await admin.ensureTopic(topic, options.partitions ?? 6)
     await admin.close()
     const config = join(dir, 'floe.yaml')
+    const azure = options.storage === 'azure'
+    // The table's data files on Azurite; pyiceberg reads abfs:// through fsspec (integration/participant).
+    const storage = azure
+      ? `storage:
+  type: azure
+  azure:
+    container: ${endpoints().azurite.container}
+`
+      : ''
+    const tableProperties = azure
+      ? `    tableProperties:
+      write.data.path: ${azuriteLocation(`${namespace}/events/data`)}
+      py-io-impl: pyiceberg.io.fsspec.FsspecFileIO
+`
+      : ''
     await writeFile(
       config,
       `kafka:
   brokers: [${endpoints().kafka.bootstrap}]
   groupPrefix: ${uniqueName('floe')}
   controlTopic: ${uniqueName('e2e-control')}
+  sessionTimeoutMs: ${options.sessionTimeoutMs ?? 30_000}
 catalog:
   type: rest
   uri: ${endpoints().rest.uri}
-ingestion:
+${storage}ingestion:
   commitIntervalSeconds: ${options.commitIntervalSeconds ?? 2}
   commitTimeoutSeconds: ${options.commitTimeoutSeconds ?? 5}
   drainTimeoutSeconds: ${options.drainTimeoutSeconds ?? 20}
@@ -141,14 +196,16 @@ datasets:
       amount: double
     partitionSpec: [day(ts)]
     dlqTopic: ${topic}-dlq
-${options.extraConfig ?? ''}
+${tableProperties}${options.extraConfig ?? ''}
 log:
   level: info
 `,
     )
-    const fleet = new Fleet(dir, topic, table, config, options.env)
+    const fleet = new Fleet(dir, topic, table, config, options)
     t.after(async () => {
       for (const worker of fleet.workers) worker.kill('SIGKILL')
+      // A frozen process acts on SIGKILL too; SIGCONT for one that is stopped in a debugger.
+      for (const worker of fleet.workers) worker.thaw()
       await Promise.all(fleet.workers.map((w) => w.exited))
       if (!process.env.FLOE_KEEP_E2E) await rm(dir, { recursive: true, force: true })
     })
@@ -162,11 +219,10 @@ log:
   async start(name = `w${++this.#serial}`, env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
     const wal = this.walDir(name)
     await mkdir(wal, { recursive: true })
-    const worker = new WorkerProcess(name, this.config, join(this.dir, `${name}.log`), {
-      ...this.#env,
-      ...env,
-      FLOE_INGESTION__WAL__DIR: wal,
-    })
+    const incarnation = (this.#incarnations.get(name) ?? 0) + 1
+    this.#incarnations.set(name, incarnation)
+    const log = join(this.dir, incarnation === 1 ? `${name}.log` : `${name}.${incarnation}.log`)
+    const worker = new WorkerProcess(name, this.config, log, { ...this.#env, ...env }, wal)
     this.workers.push(worker)
     return worker
   }
@@ -175,14 +231,40 @@ log:
     return join(this.dir, name, 'wal')
   }
 
-  /** Produces `count` events with new unique ids, spread over the partitions by key, or all to `partition`. */
-  async produce(count: number, batch = 500, partition?: number): Promise<string[]> {
+  /**
+   * Starts `worker` again after it exited, as the same machine: same worker id, same WAL folder
+   * (what a crash left there is recovered or dropped, DESIGN.md "Recovery"), a log of its own.
+   */
+  async restart(worker: WorkerProcess): Promise<WorkerProcess> {
+    // A kill just sent is not an exit yet: give the process a moment to go.
+    const exited = await Promise.race([worker.exited.then(() => true), sleep(10_000).then(() => false)])
+    if (!exited) throw new Error(`worker ${worker.id} still runs: kill it first`)
+    return this.start(worker.id)
+  }
+
+  /**
+   * Produces `count` events with new unique ids, spread over the partitions by key or all to
+   * `partition`; with `badEvery`, every so many of them is a malformed JSON event instead
+   * (dead-letter material). Returns the good ids produced.
+   */
+  async produce(
+    count: number,
+    options: { batch?: number; badEvery?: number; partition?: number } = {},
+  ): Promise<string[]> {
+    const batch = options.batch ?? 500
+    const partition = options.partition === undefined ? {} : { partition: options.partition }
     const first = this.ids.length
     const producer = new KafkaProducer({ brokers: endpoints().kafka.brokers, clientId: 'e2e-producer' })
     try {
       for (let sent = 0; sent < count; sent += batch) {
         const records = []
         for (let i = sent; i < Math.min(count, sent + batch); i++) {
+          if (options.badEvery && i % options.badEvery === options.badEvery - 1) {
+            const id = `${this.topic}-bad-${this.badIds.length}`
+            this.badIds.push(id)
+            records.push({ topic: this.topic, key: Buffer.from(id), value: malformedEvent(id), ...partition })
+            continue
+          }
           const id = `${this.topic}-${this.ids.length}`
           this.ids.push(id)
           const event = {
@@ -196,7 +278,7 @@ log:
             topic: this.topic,
             key: Buffer.from(id),
             value: Buffer.from(JSON.stringify(event)),
-            ...(partition === undefined ? {} : { partition }),
+            ...partition,
           })
         }
         await producer.send(records)
@@ -205,6 +287,14 @@ log:
       await producer.close()
     }
     return this.ids.slice(first)
+  }
+
+  /**
+   * The malformed events' ids found in the dead-letter topic, read from its start until every one
+   * is there or `timeoutMs` passes (duplicates there are allowed: the DLQ is at-least-once).
+   */
+  async deadLettered(timeoutMs: number): Promise<Set<string>> {
+    return badEventsIn(this.dlqTopic, new Set(this.badIds), timeoutMs)
   }
 
   /** Waits until pyiceberg sees as many rows as ids were produced, or the deadline passes. */
@@ -242,11 +332,44 @@ log:
     return values
   }
 
+  /**
+   * Waits for every id, then lets `settleIntervals` commit intervals pass and reads the table
+   * again: a late duplicate (a zombie's commit, a retried upload) lands in that time and is seen.
+   */
+  async waitSettled(timeoutMs: number, settleIntervals = 3): Promise<VerifyResult> {
+    const first = await this.waitForAll(timeoutMs)
+    if (first.error || first.ids?.missing !== 0) return first
+    await sleep(settleIntervals * this.commitIntervalMs)
+    return this.waitForAll(timeoutMs)
+  }
+
   async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!predicate()) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
       await sleep(200)
     }
+  }
+
+  /** The worker that coordinates now (it owns partition 0 and said so). */
+  async coordinator(timeoutMs = 180_000): Promise<WorkerProcess> {
+    let found: WorkerProcess | undefined
+    await this.waitFor(
+      () => {
+        found = this.workers.find((w) => w.running && w.coordinating)
+        return found !== undefined
+      },
+      timeoutMs,
+      'a coordinator',
+    )
+    return found as WorkerProcess
+  }
+
+  /** Resolves once a round has committed since the call (any worker's log says so). */
+  async nextCommit(timeoutMs: number): Promise<void> {
+    const count = () =>
+      this.workers.reduce((n, w) => n + w.lines().filter((l) => l.msg === 'round committed').length, 0)
+    const before = count()
+    await this.waitFor(() => count() > before, timeoutMs, 'a committed round')
   }
 }

@@ -13,7 +13,7 @@ import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { azuriteLocation } from '../catalog/probe.ts'
 import { WorkerProcess } from '../e2e/fleet.ts'
 import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
-import { freeze, thaw } from '../stack/index.ts'
+import { freezeService, thawService } from '../stack/index.ts'
 
 const commitIntervalSeconds = 2
 
@@ -118,7 +118,7 @@ ${datasetYaml(
   await mkdir(join(dir, 'wal'), { recursive: true })
   const worker = new WorkerProcess('iso', config, join(dir, 'iso.log'), {})
   t.after(async () => {
-    thaw('azurite')
+    thawService('azurite')
     worker.kill('SIGKILL')
     await worker.exited
     if (!process.env.FLOE_KEEP_E2E) await rm(dir, { recursive: true, force: true })
@@ -135,7 +135,7 @@ ${datasetYaml(
     assert.equal(first.ids?.missing, 0, `${d.name} before the brownout: ${JSON.stringify(first.ids ?? first.error)}`)
   }
 
-  freeze('azurite')
+  freezeService('azurite')
   const frozenAt = Date.now()
   await produce(a, 1000)
   // B gets new events all through A's brownout, so each of its rounds has something to commit.
@@ -149,7 +149,7 @@ ${datasetYaml(
   assert.equal(during.ids?.missing, 0, `B during the brownout: ${JSON.stringify(during.ids ?? during.error)}`)
   // (pyiceberg cannot look at A now: its data files are on the frozen storage.)
   const thawedAt = Date.now()
-  thaw('azurite')
+  thawService('azurite')
   const aCommits = commitTimes(worker, 'a').filter((time) => time >= frozenAt + 10_000 && time <= thawedAt)
   assert.deepEqual(aCommits, [], 'A committed nothing while its storage was frozen')
   const bCommits = commitTimes(worker, 'b').filter((time) => time >= frozenAt && time <= stoppedProducingAt)

@@ -76,7 +76,7 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     t.after(() => admin.close())
     const worker = await fleet.start()
     await fleet.waitFor(() => worker.logged('worker started'), 60_000, 'the worker to start')
-    for (const partition of [0, 1, 2]) await fleet.produce(200, 200, partition)
+    for (const partition of [0, 1, 2]) await fleet.produce(200, { batch: 200, partition: partition })
     const settled = await fleet.waitForAll(120_000)
     assert.equal(settled.ids?.missing, 0)
 
@@ -84,7 +84,7 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     // records are gone from Kafka once the worker resumes, and only the WAL still has them.
     const written = async () => (await fleet.metrics(worker)).get('floe_records_written_total{dataset="events"}') ?? 0
     const before = await written()
-    const walOnly = await fleet.produce(150, 150, 1)
+    const walOnly = await fleet.produce(150, { batch: 150, partition: 1 })
     const deadline = Date.now() + 30_000
     while ((await written()) < before + walOnly.length) {
       assert.ok(Date.now() < deadline, 'the worker did not read the records')
@@ -93,13 +93,13 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     worker.kill('SIGSTOP')
     t.after(() => worker.kill('SIGCONT'))
 
-    for (const partition of [0, 2]) await fleet.produce(100, 100, partition)
-    const doomed = await fleet.produce(300, 300, 1)
+    for (const partition of [0, 2]) await fleet.produce(100, { batch: 100, partition: partition })
+    const doomed = await fleet.produce(300, { batch: 300, partition: 1 })
     const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
     assert.ok(logEnd !== undefined)
     await admin.deleteRecords(fleet.topic, new Map([[1, logEnd]]))
     fleet.ids.splice(fleet.ids.indexOf(doomed[0] as string), doomed.length)
-    for (const partition of [0, 1, 2]) await fleet.produce(100, 100, partition)
+    for (const partition of [0, 1, 2]) await fleet.produce(100, { batch: 100, partition: partition })
     worker.kill('SIGCONT')
 
     const report = await fleet.waitForAll(180_000)
@@ -161,7 +161,7 @@ describe('retention past a restarted worker on the real stack', () => {
 
     const first = await fleet.start('machine')
     await fleet.waitFor(() => starts(first) === 1, 60_000, 'the worker to start')
-    for (const partition of [0, 1]) await fleet.produce(100, 100, partition)
+    for (const partition of [0, 1]) await fleet.produce(100, { batch: 100, partition: partition })
     assert.equal((await fleet.waitForAll(120_000)).ids?.missing, 0)
     first.kill('SIGTERM')
     assert.equal(await first.exited, 0)
@@ -173,7 +173,7 @@ describe('retention past a restarted worker on the real stack', () => {
       FLOE_INGESTION__WAL__MAX_FILE_SIZE_BYTES: '4096',
     })
     await fleet.waitFor(() => starts(second) === 2, 60_000, 'the restarted worker to start')
-    const read = await fleet.produce(200, 200, 1)
+    const read = await fleet.produce(200, { batch: 200, partition: 1 })
     const partitionDir = join(fleet.walDir('machine'), 'events', `${fleet.topic}-1`)
     const readyRanges = async () => {
       const names = await readdir(partitionDir).catch(() => [] as string[])
@@ -203,14 +203,14 @@ describe('retention past a restarted worker on the real stack', () => {
     assert.ok(kept > 100n, `ready files ${JSON.stringify(ranges, (_, v) => (typeof v === 'bigint' ? Number(v) : v))}`)
 
     // Records the machine never read, then retention takes everything up to the end.
-    const doomed = await fleet.produce(150, 150, 1)
+    const doomed = await fleet.produce(150, { batch: 150, partition: 1 })
     const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
     assert.equal(logEnd, 450n)
     await admin.deleteRecords(fleet.topic, new Map([[1, 450n]]))
     // Partition 1 held offsets 100.. in production order: what the WAL kept is expected, the rest is gone.
     const gone = new Set([...read.slice(Number(kept - 100n)), ...doomed])
     fleet.ids.splice(0, fleet.ids.length, ...fleet.ids.filter((id) => !gone.has(id)))
-    for (const partition of [0, 1]) await fleet.produce(50, 50, partition)
+    for (const partition of [0, 1]) await fleet.produce(50, { batch: 50, partition: partition })
 
     // It joins once the killed member's session has expired.
     const third = await fleet.start('machine')

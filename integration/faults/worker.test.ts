@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Fleet, WorkerProcess } from '../e2e/fleet.ts'
-import { freeze, thaw } from '../stack/index.ts'
+import { freezeService, thawService } from '../stack/index.ts'
 
 function metricsPort(worker: WorkerProcess): number {
   const line = worker.lines().find((l) => l.msg === 'worker started')
@@ -90,7 +90,7 @@ describe('a worker never dies silently', () => {
 
   test('a worker that loses the broker says so on /readyz, hears the control topic again, and loses nothing', async (t) => {
     const fleet = await Fleet.create(t, { partitions: 3, commitIntervalSeconds: 2 })
-    t.after(() => thaw('kafka'))
+    t.after(() => thawService('kafka'))
     const worker = await fleet.start()
     await fleet.waitFor(() => worker.logged('worker started'), 90_000, 'the worker started')
     const port = metricsPort(worker)
@@ -99,11 +99,11 @@ describe('a worker never dies silently', () => {
     let result = await fleet.waitForAll(90_000)
     assert.equal(result.ids?.missing, 0, JSON.stringify(result.ids))
 
-    freeze('kafka')
+    freezeService('kafka')
     await until('/readyz says not ready', 60_000, async () => (await readyz(port)) === 503)
     const text = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.text())
     assert.match(text, /cannot hear the control topic/)
-    thaw('kafka')
+    thawService('kafka')
     await until('/readyz says ready again', 120_000, async () => (await readyz(port)) === 200)
     assert.ok(worker.running)
 

@@ -76,29 +76,43 @@ export async function startKafka(options: StackOptions, dir: string): Promise<Se
       stdio: ['ignore', 'ignore', 'inherit'],
     })
   }
-  for (let i = 0; i < options.brokers; i++) {
-    const props = join(root, `node${i + 1}`, 'server.properties')
-    records.push(
-      startService(dir, {
-        name: options.brokers === 1 ? 'kafka' : `kafka-${i + 1}`,
-        command: java,
-        args: [
-          `-Xms${options.brokers === 1 ? 512 : 384}m`,
-          `-Xmx${options.brokers === 1 ? 512 : 384}m`,
-          '-XX:+UseSerialGC',
-          '-Djava.awt.headless=true',
-          log4j,
-          '-cp',
-          cp,
-          'kafka.Kafka',
-          props,
-        ],
-      }),
-    )
-  }
-  const brokers = brokerPorts(options).map((p) => `127.0.0.1:${p.client}`)
-  await Promise.all(records.map((record) => waitReady(dir, record, () => kafkaAnswers(brokers), 120_000)))
+  for (let i = 0; i < options.brokers; i++) records.push(launchBroker(options, dir, i))
+  await Promise.all(records.map((record) => waitBrokerReady(options, dir, record)))
   return records
+}
+
+/** The stack's name for broker `index` (0-based). */
+export function brokerName(options: StackOptions, index: number): string {
+  return options.brokers === 1 ? 'kafka' : `kafka-${index + 1}`
+}
+
+/**
+ * Starts broker `index` on the data folder and properties it already has: the first start formats
+ * them (startKafka), a restart (integration/stack/faults.ts) keeps every topic and offset.
+ */
+export function launchBroker(options: StackOptions, dir: string, index: number): ServiceRecord {
+  const props = join(paths(dir).kafka, `node${index + 1}`, 'server.properties')
+  const heap = options.brokers === 1 ? 512 : 384
+  return startService(dir, {
+    name: brokerName(options, index),
+    command: javaCommand(),
+    args: [
+      `-Xms${heap}m`,
+      `-Xmx${heap}m`,
+      '-XX:+UseSerialGC',
+      '-Djava.awt.headless=true',
+      log4j,
+      '-cp',
+      classpath('kafka', dir),
+      'kafka.Kafka',
+      props,
+    ],
+  })
+}
+
+export function waitBrokerReady(options: StackOptions, dir: string, record: ServiceRecord): Promise<void> {
+  const brokers = brokerPorts(options).map((p) => `127.0.0.1:${p.client}`)
+  return waitReady(dir, record, () => kafkaAnswers(brokers), 120_000)
 }
 
 /**

@@ -94,6 +94,8 @@ export async function stopService(dir: string, name: string, graceMs = 15_000): 
   const wasRunning = isOurs(record.pid, dir)
   if (wasRunning) {
     signalGroup(record.pid, 'SIGTERM')
+    // A frozen service (integration/stack/faults.ts) acts on SIGTERM only once it runs again.
+    signalGroup(record.pid, 'SIGCONT')
     const deadline = Date.now() + graceMs
     while (isOurs(record.pid, dir) && Date.now() < deadline) await sleep(100)
     if (isOurs(record.pid, dir)) {

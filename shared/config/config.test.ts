@@ -52,6 +52,7 @@ describe('the configuration file', () => {
     assert.equal(config.kafka.groupPrefix, 'floe')
     assert.equal(config.kafka.controlTopic, 'floe-control')
     assert.equal(config.kafka.autoOffsetReset, 'earliest')
+    assert.equal(config.kafka.sessionTimeoutMs, 30_000)
     assert.deepEqual(config.storage, { type: 'local' })
     assert.equal(config.ingestion.commitIntervalSeconds, 20)
     assert.equal(config.ingestion.commitTimeoutSeconds, 30)

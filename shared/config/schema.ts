@@ -43,6 +43,12 @@ export const kafkaSchema = z
     ssl: boolean().default(false),
     /** Where a partition the table has never seen starts when the group has no committed offset. */
     autoOffsetReset: z.enum(['earliest', 'latest']).default('earliest'),
+    /**
+     * How long the broker waits for a silent worker (a crash, a freeze, a partition of the
+     * network) before its dataset partitions move to the others. Kafka brokers accept 6000 ms and
+     * more by default (group.min.session.timeout.ms). Heartbeats go at a third of it, at most 3 s.
+     */
+    sessionTimeoutMs: positiveInt.default(30_000),
   })
   .strict()
 

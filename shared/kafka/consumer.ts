@@ -33,6 +33,7 @@ export class KafkaConsumer {
   readonly #consumer: Consumer<Buffer, Buffer, Buffer, Buffer>
   readonly #settings: ConsumerSettings
   #stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined
+  #failed: Error | undefined
 
   constructor(connection: KafkaConnection, settings: ConsumerSettings) {
     this.#settings = settings
@@ -42,6 +43,13 @@ export class KafkaConsumer {
       sessionTimeout: settings.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: Math.min(3000, Math.floor((settings.sessionTimeoutMs ?? 30_000) / 3)),
       maxWaitTime: settings.maxWaitMs ?? 500,
+    })
+    // A failed rejoin of the group (the broker restarted) is emitted as 'error', which with no
+    // listener ends the process: it ends the record stream instead, and the reader's owner
+    // decides (the ControlChannel starts a new consumer).
+    this.#consumer.on('error', (error: Error) => {
+      this.#failed = error
+      this.#stream?.destroy(error)
     })
   }
 
@@ -54,6 +62,7 @@ export class KafkaConsumer {
       fallbackMode: this.#settings.startFrom ?? 'earliest',
       isolationLevel: this.#settings.readCommitted === false ? READ_UNCOMMITTED : READ_COMMITTED,
     })
+    if (this.#failed) this.#stream.destroy(this.#failed)
     for await (const message of this.#stream) yield toRecord(message as Message<Buffer, Buffer, Buffer, Buffer>)
   }
 

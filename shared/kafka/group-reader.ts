@@ -49,12 +49,17 @@ export class GroupReader {
   #partitionCount = 0
   /** Per partition: producers whose aborted transaction the last response left open, and where. */
   readonly #openAborts = new Map<number, OpenAborts>()
+  /** Set when the client's own rejoin failed: this member is out of the group until join works. */
+  #lost: Error | undefined
+  #rejoining = false
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings) {
+    const sessionTimeoutMs = settings.sessionTimeoutMs ?? 30_000
     this.#settings = {
-      sessionTimeoutMs: 30_000,
+      sessionTimeoutMs,
       rebalanceTimeoutMs: 60_000,
-      heartbeatIntervalMs: 3_000,
+      // Three heartbeats per session: one lost or late heartbeat never costs the partitions.
+      heartbeatIntervalMs: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
       maxBytesPerPartition: 1024 * 1024,
       maxBytes: 50 * 1024 * 1024,
       maxWaitMs: 500,
@@ -69,6 +74,13 @@ export class GroupReader {
       rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
       protocols: PROTOCOLS,
       retryDelay: retryDelayOf,
+    })
+    // The client rejoins by itself when a heartbeat says the group moved on; when that rejoin
+    // fails (the broker restarted, or was unreachable past the client's retries) it emits
+    // 'error', which with no listener ends the process. The member is then out of the group:
+    // assigned() says so and joins again.
+    this.#consumer.on('error', (error: Error) => {
+      this.#lost = error
     })
   }
 
@@ -101,8 +113,34 @@ export class GroupReader {
    * updates it as heartbeats bring a new assignment, before any event says so.
    */
   assigned(): number[] {
+    if (this.#lost) {
+      this.#rejoin()
+      return []
+    }
     const assignment = this.#consumer.assignments?.find((a) => a.topic === this.#settings.topic)
     return assignment ? [...assignment.partitions].sort((a, b) => a - b) : []
+  }
+
+  /** Out of the group since a failed rejoin: no partition is ours until a join succeeds. */
+  get lost(): Error | undefined {
+    return this.#lost
+  }
+
+  // One join at a time; a failed one leaves #lost set, so the next assigned() tries again (the
+  // client's own retries space the attempts).
+  #rejoin(): void {
+    if (this.#rejoining) return
+    this.#rejoining = true
+    this.join().then(
+      () => {
+        this.#lost = undefined
+        this.#rejoining = false
+      },
+      (error: unknown) => {
+        this.#lost = error instanceof Error ? error : new Error(String(error))
+        this.#rejoining = false
+      },
+    )
   }
 
   async #refreshMetadata(): Promise<void> {

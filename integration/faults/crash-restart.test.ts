@@ -1,0 +1,63 @@
+// kill -9 of a worker that then starts again as the same machine, on the WAL folder it left: its
+// active segments (no footer) are deleted, its ready files are reused when they start at the
+// table's offset and deleted otherwise (DESIGN.md "Recovery"). The fleet tests in e2e/ give each
+// new worker a fresh folder; here recovery meets what a crash really leaves behind.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
+import { assertExactlyOnce, badEvery, fastFleet, freeze, logged, minute } from './support.ts'
+
+/** What recovery found in a worker's WAL when its partitions synced, over all its restarts. */
+function recovered(workers: WorkerProcess[]): { reused: number; deleted: number } {
+  let reused = 0
+  let deleted = 0
+  for (const worker of workers) {
+    for (const line of logged(worker, 'partition synced')) {
+      reused += Number(line.reusedFiles ?? 0)
+      deleted += Number(line.deletedFiles ?? 0)
+    }
+  }
+  return { reused, deleted }
+}
+
+describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
+  test('workers killed at random moments and restarted on their WAL lose and duplicate nothing', async (t) => {
+    const fleet = await Fleet.create(t, { ...fastFleet, commitIntervalSeconds: 3 })
+    await Promise.all([fleet.start(), fleet.start(), fleet.start()])
+    for (let kill = 0; kill < 4; kill++) {
+      // Fresh events each time, so the kill meets open segments, ready files and uploads.
+      await fleet.produce(1500, { batch: 100, badEvery })
+      await fleet.nextCommit(3 * minute)
+      await sleep(Math.floor(Math.random() * 3000))
+      const running = fleet.workers.filter((w) => w.running)
+      const victim = running[Math.floor(Math.random() * running.length)]
+      assert.ok(victim)
+      victim.kill('SIGKILL')
+      await fleet.restart(victim)
+    }
+    await fleet.produce(500, { badEvery })
+    await assertExactlyOnce(fleet, await fleet.waitSettled(4 * minute))
+    t.diagnostic(`WAL files found at restart: ${JSON.stringify(recovered(fleet.workers))}`)
+  })
+
+  test('a worker killed while its round waits on a frozen catalog recovers its ready files', async (t) => {
+    const fleet = await Fleet.create(t, { ...fastFleet, commitIntervalSeconds: 3 })
+    const worker = await fleet.start('solo')
+    await fleet.produce(2000, { badEvery })
+    await fleet.nextCommit(3 * minute)
+    await fleet.produce(2000, { badEvery })
+    // The next round rotates and uploads, then its commit hangs: the ready files stay in the WAL.
+    const thaw = freeze(t, 'iceberg-rest')
+    await sleep(6000)
+    worker.kill('SIGKILL')
+    await worker.exited
+    thaw()
+    const again = await fleet.restart(worker)
+    await fleet.produce(500, { badEvery })
+    await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
+    const found = recovered([again])
+    t.diagnostic(`WAL files found at restart: ${JSON.stringify(found)}`)
+    assert.ok(found.reused + found.deleted > 0, 'the restarted worker found the files the crash left')
+  })
+})

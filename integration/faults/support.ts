@@ -1,0 +1,76 @@
+// Shared by the fault tests: the exactly-once verdict (every good id once in the table after the
+// settling time, every malformed one in the dead-letter topic), and faults that undo themselves
+// when the test ends, even when it fails.
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import type { Fleet, WorkerProcess } from '../e2e/fleet.ts'
+import type { VerifyResult } from '../harness.ts'
+import { freezeService, restartBroker, thawService } from '../stack/index.ts'
+
+export const minute = 60_000
+
+/** The short timings every fault test runs with: rounds every 2 s, a frozen worker is out after 6 s. */
+export const fastFleet = { commitIntervalSeconds: 2, commitTimeoutSeconds: 5, sessionTimeoutMs: 6000 } as const
+
+/** One malformed event in this many: each must end in the DLQ topic and never in the table. */
+export const badEvery = 50
+
+export async function assertExactlyOnce(fleet: Fleet, report: VerifyResult): Promise<void> {
+  assert.equal(report.error, undefined, report.error)
+  assert.deepEqual(
+    {
+      expected: report.ids?.expected,
+      missing: report.ids?.missing,
+      duplicated: report.ids?.duplicated,
+      unexpected: report.ids?.unexpected,
+    },
+    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
+    `ids: ${JSON.stringify(report.ids)}`,
+  )
+  assert.equal(report.rows, fleet.ids.length)
+  const dead = await fleet.deadLettered(minute)
+  assert.equal(dead.size, fleet.badIds.length, `malformed events in the DLQ: ${dead.size} of ${fleet.badIds.length}`)
+}
+
+/** Freezes a stack service; it is thawed when the test ends whatever happens. Returns the thaw. */
+export function freeze(t: TestContext, service: string): () => void {
+  t.after(() => thawService(service))
+  freezeService(service)
+  return () => thawService(service)
+}
+
+/** Freezes a worker process; thawed when the test ends (its fleet kills it then anyway). */
+export function freezeWorker(t: TestContext, worker: WorkerProcess): () => void {
+  t.after(() => worker.thaw())
+  worker.freeze()
+  return () => worker.thaw()
+}
+
+/** Restarts the broker on its data; a test that stops it makes sure it is up again at its end. */
+export async function restartKafka(t: TestContext, how: { hard?: boolean; downMs?: number }): Promise<void> {
+  let done = false
+  t.after(async () => {
+    if (!done) await restartBroker(0).catch(() => {})
+  })
+  await restartBroker(0, how)
+  done = true
+}
+
+/** Lines a worker logged with message `msg`. */
+export function logged(worker: WorkerProcess, msg: string): Record<string, unknown>[] {
+  return worker.lines().filter((l) => l.msg === msg)
+}
+
+/** The partitions each running worker ingests now, as its log says (assigned minus revoked). */
+export function ownership(fleet: Fleet): Record<string, number[]> {
+  const owned: Record<string, number[]> = {}
+  for (const worker of fleet.workers.filter((w) => w.running)) {
+    const now = new Set<number>()
+    for (const line of worker.lines()) {
+      if (line.msg === 'partition assigned') now.add(Number(line.partition))
+      if (line.msg === 'partition revoked') now.delete(Number(line.partition))
+    }
+    owned[worker.id] = [...now].sort((a, b) => a - b)
+  }
+  return owned
+}

@@ -1,0 +1,54 @@
+// Faults on a running stack, for the fault suite and the soak: freeze a service (SIGSTOP of its
+// whole process group: it keeps its sockets open and answers nothing, like a hung server or a
+// long GC pause), thaw it (SIGCONT), and stop and start a Kafka broker again on the data it has
+// (a broker restart, not a fresh cluster). Only services the stack started are signalled.
+import { existsSync, readFileSync } from 'node:fs'
+import { brokerName, launchBroker, waitBrokerReady } from './kafka.ts'
+import { paths, type StackOptions, stackDir } from './layout.ts'
+import { freeze, killService, stopService, thaw } from './processes.ts'
+
+/** Stops `name` (e.g. `kafka`, `iceberg-rest`, `azurite`) where it is, with SIGSTOP of its process group. */
+export function freezeService(name: string, dir = stackDir()): void {
+  freeze(name, dir)
+}
+
+/** Lets a frozen service run again. Harmless on one that is not frozen, or no longer running. */
+export function thawService(name: string, dir = stackDir()): void {
+  thaw(name, dir)
+}
+
+function stackOptions(dir: string): StackOptions {
+  const file = paths(dir).endpoints
+  if (!existsSync(file)) throw new Error(`the local stack is not up (${file} is missing)`)
+  const written = JSON.parse(readFileSync(file, 'utf8')) as { options?: StackOptions }
+  if (!written.options) throw new Error(`${file} does not say how the stack was started`)
+  return written.options
+}
+
+export interface BrokerRestart {
+  /** kill -9 instead of a clean shutdown (SIGTERM): the broker recovers its logs on start. */
+  hard?: boolean
+  /** Time between the stop and the start, while clients find no broker at all. */
+  downMs?: number
+}
+
+/** The names of the stack's brokers, in node order. */
+export function brokerNames(dir = stackDir()): string[] {
+  const options = stackOptions(dir)
+  return Array.from({ length: options.brokers }, (_, i) => brokerName(options, i))
+}
+
+/**
+ * Stops broker `index` and starts it again on the same data folder: topics, offsets, committed
+ * group offsets and transactions survive. Resolves once the cluster answers with every broker.
+ */
+export async function restartBroker(index = 0, how: BrokerRestart = {}, dir = stackDir()): Promise<void> {
+  const options = stackOptions(dir)
+  const name = brokerName(options, index)
+  thawService(name, dir)
+  if (how.hard) killService(dir, name)
+  await stopService(dir, name)
+  if (how.downMs) await new Promise((resolve) => setTimeout(resolve, how.downMs))
+  const record = launchBroker(options, dir, index)
+  await waitBrokerReady(options, dir, record)
+}
