@@ -5,24 +5,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Fleet, type WorkerProcess } from './fleet.ts'
+import { assertEveryIdOnce, Fleet, type WorkerProcess } from './fleet.ts'
 
 const minute = 60_000
-
-function assertExactlyOnce(fleet: Fleet, report: Awaited<ReturnType<Fleet['waitForAll']>>): void {
-  assert.equal(report.error, undefined, report.error)
-  assert.deepEqual(
-    {
-      expected: report.ids?.expected,
-      missing: report.ids?.missing,
-      duplicated: report.ids?.duplicated,
-      unexpected: report.ids?.unexpected,
-    },
-    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
-    `ids: ${JSON.stringify(report.ids)}`,
-  )
-  assert.equal(report.rows, fleet.ids.length)
-}
 
 async function coordinatorOf(fleet: Fleet): Promise<WorkerProcess> {
   let found: WorkerProcess | undefined
@@ -49,7 +34,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
     await fleet.produce(3000)
     await sleep(2000)
     await fleet.produce(3000)
-    assertExactlyOnce(fleet, await fleet.waitForAll(3 * minute))
+    assertEveryIdOnce(fleet, await fleet.waitForAll(3 * minute))
   })
 
   test('a kill -9 of the coordinator in the middle of rounds loses and duplicates nothing', async (t) => {
@@ -64,7 +49,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
       await fleet.produce(1000)
       await fleet.start()
     }
-    assertExactlyOnce(fleet, await fleet.waitForAll(4 * minute))
+    assertEveryIdOnce(fleet, await fleet.waitForAll(4 * minute))
   })
 
   test('a kill -9 of a participant while it writes and uploads loses and duplicates nothing', async (t) => {
@@ -81,7 +66,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
       await fleet.start()
     }
     await producing
-    assertExactlyOnce(fleet, await fleet.waitForAll(4 * minute))
+    assertEveryIdOnce(fleet, await fleet.waitForAll(4 * minute))
   })
 
   test('scaling from one worker to three and back to one during ingest loses and duplicates nothing', async (t) => {
@@ -105,7 +90,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
     assert.equal(await third.exited, 0)
     await producing
     assert.ok(first.running)
-    assertExactlyOnce(fleet, await fleet.waitForAll(3 * minute))
+    assertEveryIdOnce(fleet, await fleet.waitForAll(3 * minute))
   })
 
   test('SIGTERM drains: the last round commits before the worker leaves, a second signal exits at once', async (t) => {
@@ -118,7 +103,7 @@ describe('exactly-once on the real stack', { concurrency: false }, () => {
     assert.equal(await worker.exited, 0)
     assert.ok(worker.logged('last round acknowledged'))
     // The interval is 30 s: only the drain's round can have committed these rows.
-    assertExactlyOnce(fleet, await fleet.waitForAll(10_000))
+    assertEveryIdOnce(fleet, await fleet.waitForAll(10_000))
 
     const impatient = await fleet.start()
     await fleet.waitFor(() => impatient.logged('worker started'), minute, 'the second worker to start')

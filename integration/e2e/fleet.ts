@@ -2,6 +2,7 @@
 // a producer of events with unique ids (and malformed ones, for the dead-letter topic), and the
 // wait for pyiceberg to see them all, then to still see each exactly once a few commit intervals
 // later. Every process a test starts is killed when the test ends, even when it fails.
+import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -372,4 +373,20 @@ log:
     const before = count()
     await this.waitFor(() => count() > before, timeoutMs, 'a committed round')
   }
+}
+
+/** The exactly-once verdict on a pyiceberg report: every id of `fleet` in the table once, nothing else. */
+export function assertEveryIdOnce(fleet: Fleet, report: VerifyResult): void {
+  assert.equal(report.error, undefined, report.error)
+  assert.deepEqual(
+    {
+      expected: report.ids?.expected,
+      missing: report.ids?.missing,
+      duplicated: report.ids?.duplicated,
+      unexpected: report.ids?.unexpected,
+    },
+    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
+    `ids: ${JSON.stringify(report.ids)}`,
+  )
+  assert.equal(report.rows, fleet.ids.length)
 }

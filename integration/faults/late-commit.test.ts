@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
+import { assertEveryIdOnce, Fleet, type WorkerProcess } from '../e2e/fleet.ts'
 import { endpoints } from '../harness.ts'
 import { TcpProxy } from './tcp-proxy.ts'
 
@@ -95,17 +95,7 @@ describe('a commit whose outcome was unknown', { concurrency: false }, () => {
     // A late duplicate must have time to show: a few commit intervals more.
     await sleep(4 * commitIntervalSeconds * 1000)
     const report = await fleet.waitForAll(minute)
-    assert.deepEqual(
-      {
-        expected: report.ids?.expected,
-        missing: report.ids?.missing,
-        duplicated: report.ids?.duplicated,
-        unexpected: report.ids?.unexpected,
-      },
-      { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
-      `ids: ${JSON.stringify(report.ids)}`,
-    )
-    assert.equal(report.rows, fleet.ids.length)
+    assertEveryIdOnce(fleet, report)
     // Each held round is one snapshot: found, never appended a second time.
     const byCommit = new Map<string, number>()
     for (const snapshot of report.snapshots) {

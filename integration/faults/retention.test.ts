@@ -9,25 +9,10 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
-import { Fleet } from '../e2e/fleet.ts'
-import { endpoints, uniqueName, type VerifyResult } from '../harness.ts'
+import { assertEveryIdOnce, Fleet } from '../e2e/fleet.ts'
+import { endpoints, uniqueName } from '../harness.ts'
 
 const connection = (clientId: string) => ({ brokers: endpoints().kafka.brokers, clientId })
-
-function assertExactlyOnce(fleet: Fleet, report: VerifyResult): void {
-  assert.equal(report.error, undefined, report.error)
-  assert.deepEqual(
-    {
-      expected: report.ids?.expected,
-      missing: report.ids?.missing,
-      duplicated: report.ids?.duplicated,
-      unexpected: report.ids?.unexpected,
-    },
-    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
-    `ids: ${JSON.stringify(report.ids)}`,
-  )
-  assert.equal(report.rows, fleet.ids.length)
-}
 
 describe('retention past a reader on the real broker', { concurrency: false }, () => {
   test('one partition deleted past its position comes back out of range while the other partition of the same fetch is read', async (t) => {
@@ -103,11 +88,11 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     worker.kill('SIGCONT')
 
     const report = await fleet.waitForAll(180_000)
-    assertExactlyOnce(fleet, report)
+    assertEveryIdOnce(fleet, report)
     // A late duplicate or a late arrival of a deleted record must have time to show.
     await sleep(3 * interval * 1000)
     const settledReport = await fleet.waitForAll(30_000)
-    assertExactlyOnce(fleet, settledReport)
+    assertEveryIdOnce(fleet, settledReport)
 
     // The table says where partition 1 resumed and what it lost: exactly the deleted records the
     // worker never read (what it had in its WAL is in the table, asserted above).
@@ -215,10 +200,10 @@ describe('retention past a restarted worker on the real stack', () => {
     // It joins once the killed member's session has expired.
     const third = await fleet.start('machine')
     const report = await fleet.waitForAll(240_000)
-    assertExactlyOnce(fleet, report)
+    assertEveryIdOnce(fleet, report)
     await sleep(3 * interval * 1000)
     const settled = await fleet.waitForAll(30_000)
-    assertExactlyOnce(fleet, settled)
+    assertEveryIdOnce(fleet, settled)
 
     const lost = settled.snapshots
       .flatMap((s) => Object.entries(s.summary).filter(([k]) => k.startsWith('floe.lost-records.')))

@@ -3,7 +3,7 @@
 // when the test ends, even when it fails.
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import type { Fleet, WorkerProcess } from '../e2e/fleet.ts'
+import { assertEveryIdOnce, type Fleet, type WorkerProcess } from '../e2e/fleet.ts'
 import type { VerifyResult } from '../harness.ts'
 import { freezeService, restartBroker, thawService } from '../stack/index.ts'
 
@@ -16,18 +16,7 @@ export const fastFleet = { commitIntervalSeconds: 2, commitTimeoutSeconds: 5, se
 export const badEvery = 50
 
 export async function assertExactlyOnce(fleet: Fleet, report: VerifyResult): Promise<void> {
-  assert.equal(report.error, undefined, report.error)
-  assert.deepEqual(
-    {
-      expected: report.ids?.expected,
-      missing: report.ids?.missing,
-      duplicated: report.ids?.duplicated,
-      unexpected: report.ids?.unexpected,
-    },
-    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
-    `ids: ${JSON.stringify(report.ids)}`,
-  )
-  assert.equal(report.rows, fleet.ids.length)
+  assertEveryIdOnce(fleet, report)
   const dead = await fleet.deadLettered(minute)
   assert.equal(dead.size, fleet.badIds.length, `malformed events in the DLQ: ${dead.size} of ${fleet.badIds.length}`)
 }
