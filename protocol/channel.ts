@@ -50,8 +50,9 @@ export interface ControlChannelOptions {
   sessionTimeoutMs?: number
   /**
    * A worker's channel: it keeps sending probes to itself and says whether it still hears the topic
-   * (`hearing`), and a reader that fails, or stays deaf, is replaced by a new consumer. Without it
-   * (`floe observe`), a failed reader stops the channel (whenStopped).
+   * (`hearing`), and a reader that stays deaf is replaced by a new consumer. With or without it, a
+   * reader that fails once the channel started is replaced (`floe observe` goes on through a broker
+   * restart too).
    */
   liveness?: LivenessOptions
 }
@@ -83,6 +84,7 @@ export class ControlChannel {
   #consumer: KafkaConsumer | undefined
   #loop: Promise<unknown> | undefined
   readonly #positioned = deferred()
+  #started = false
   #closing = false
   readonly #closed = new AbortController()
   #lastHeardAt = Date.now()
@@ -123,6 +125,7 @@ export class ControlChannel {
       await this.close()
       throw error
     }
+    this.#started = true
     this.#logger.info({ topic: this.topic, groupId: this.groupId, probes }, 'control channel started')
     this.#lastHeardAt = Date.now()
     if (this.#options.liveness) this.#startHeartbeat(this.#options.liveness)
@@ -130,7 +133,8 @@ export class ControlChannel {
 
   /**
    * Whether this channel heard the topic lately (its own probes come back): false while the broker
-   * is out of reach or the reader is being replaced. Always true without liveness options.
+   * is out of reach or the reader is being replaced. Always true without liveness options (without
+   * them a failed reader is still replaced, but nothing watches for a reader that hears nothing).
    */
   get hearing(): boolean {
     return !this.#deaf
@@ -142,7 +146,7 @@ export class ControlChannel {
     await this.#send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), Buffer.from(message.dataset))
   }
 
-  /** Resolves when the channel stopped: with undefined after close(), with the error if reading failed. */
+  /** Resolves when the channel stopped: with undefined after close(), with the error if reading failed before start() resolved. */
   async whenStopped(): Promise<unknown> {
     return this.#loop
   }
@@ -229,22 +233,24 @@ export class ControlChannel {
     })
   }
 
-  // Reads until closed. With liveness, a reader that fails (or is recycled for deafness) is
-  // replaced by a new consumer after a growing wait; messages sent meanwhile are missed, as by a
-  // restarted worker: a round this worker missed times out and its partitions answer the next.
+  // Reads until closed. Once started, a reader that fails, ends (the broker restarted, the client
+  // gave up) or is recycled for deafness is replaced by a new consumer after a growing wait: a
+  // channel that stopped for good would leave a worker ingesting but deaf to every round. Messages
+  // sent meanwhile are missed, as by a restarted worker: a round this worker missed times out and
+  // its partitions answer the next. Before start() resolves, a failure fails start() instead.
   async #consume(first: KafkaConsumer): Promise<unknown> {
     let consumer = first
     for (let attempt = 1; ; attempt++) {
       const { error, read } = await this.#read(consumer)
       if (this.#closing) return undefined
-      if (!this.#options.liveness) {
+      if (!this.#started) {
         if (error === undefined) return undefined
         this.#logger.error({ topic: this.topic, error: messageOf(error) }, 'control channel stopped reading')
         this.#positioned.reject(error)
         return error
       }
       if (read) attempt = 1
-      const waitMs = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6))
+      const waitMs = Math.min(5_000, 500 * 2 ** Math.min(attempt - 1, 4))
       this.#logger.error(
         { topic: this.topic, error: error === undefined ? 'deaf' : messageOf(error), attempt, waitMs },
         'control channel stopped reading; reconnecting',
