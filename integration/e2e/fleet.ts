@@ -317,7 +317,7 @@ log:
 
   /** The worker's Prometheus metrics as `name{labels}` -> value (the port it logged at start). */
   async metrics(worker: WorkerProcess): Promise<Map<string, number>> {
-    // A restarted machine appends to the same log: its latest start names the port.
+    // The latest start in this process's log names the port.
     const started = worker
       .lines()
       .filter((l) => l.msg === 'worker started')
