@@ -48,6 +48,16 @@ describe('other writers changing the table', { concurrency: false }, () => {
     assert.equal(evolved.specId, 1)
     const changed = 'the table changed: new segments follow its schema and partition spec'
     await fleet.waitFor(() => workers.every((w) => w.logged(changed)), minute, 'every worker to see the change')
+    // A segment open when its worker saw the change finishes under the old spec, and END-COMMIT
+    // rotates it: two more rounds end every segment opened before the change, so each event
+    // produced from here on lands in a file of the new spec.
+    const roundsEnded = () =>
+      workers.reduce(
+        (n, w) => n + w.lines().filter((l) => l.msg === 'round committed' || l.msg === 'round empty').length,
+        0,
+      )
+    const seen = roundsEnded()
+    await fleet.waitFor(() => roundsEnded() >= seen + 2, minute, 'two rounds after the change')
 
     await fleet.produce(900)
     const pyiceberg = Array.from({ length: 150 }, (_, i) => `pyiceberg-${i}`)
