@@ -37,6 +37,8 @@ describe('other writers changing the table', { concurrency: false }, () => {
   test('Floe follows a new column and spec, keeps every row once, and keeps its progress through expiry', async (t) => {
     const fleet = await Fleet.create(t, { partitions: 3, commitIntervalSeconds })
     const workers = [await fleet.start(), await fleet.start()]
+    // A worker that starts after the change reads the new shape at start and has no change to log.
+    await fleet.waitFor(() => workers.every((w) => w.logged('worker started')), 3 * minute, 'both workers to start')
     await fleet.produce(900)
     await fleet.waitForAll(2 * minute)
     const before = new Set(fleet.ids)
