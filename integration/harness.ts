@@ -20,6 +20,21 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
 }
 
+/**
+ * The `kafka:` and `catalog:` sections of a test's floe.yaml on the local stack: its broker, a
+ * group prefix and a control topic of the test's own, and the REST catalog.
+ */
+export function stackConfigYaml(name: string): string {
+  return `kafka:
+  brokers: [${endpoints().kafka.bootstrap}]
+  groupPrefix: ${uniqueName('floe')}
+  controlTopic: ${uniqueName(`${name}-control`)}
+catalog:
+  type: rest
+  uri: ${endpoints().rest.uri}
+`
+}
+
 export interface VerifyResult {
   table: string
   metadataLocation: string

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { azuriteLocation } from '../catalog/probe.ts'
 import { WorkerProcess } from '../e2e/fleet.ts'
-import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { endpoints, stackConfigYaml, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
 import { freezeService, thawService } from '../stack/index.ts'
 
 const commitIntervalSeconds = 2
@@ -88,14 +88,7 @@ test("one dataset's storage brownout does not stall another dataset of the same 
   const config = join(dir, 'floe.yaml')
   await writeFile(
     config,
-    `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${uniqueName('floe')}
-  controlTopic: ${uniqueName('iso-control')}
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-ingestion:
+    `${stackConfigYaml('iso')}ingestion:
   commitIntervalSeconds: ${commitIntervalSeconds}
   commitTimeoutSeconds: 3
   drainTimeoutSeconds: 10

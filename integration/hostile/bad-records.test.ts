@@ -9,7 +9,7 @@ import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { WorkerProcess } from '../e2e/fleet.ts'
-import { endpoints, uniqueName, verifyTable } from '../harness.ts'
+import { endpoints, stackConfigYaml, uniqueName, verifyTable } from '../harness.ts'
 
 interface Setup {
   topic: string
@@ -29,14 +29,7 @@ async function setup(t: TestContext, datasetExtra: string, dlqTopic?: string): P
   const config = join(dir, 'floe.yaml')
   await writeFile(
     config,
-    `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${uniqueName('floe')}
-  controlTopic: ${uniqueName('bad-control')}
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-ingestion:
+    `${stackConfigYaml('bad')}ingestion:
   commitIntervalSeconds: 1
   commitTimeoutSeconds: 5
   drainTimeoutSeconds: 10

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer, type OutgoingRecord } from '../../shared/kafka/index.ts'
 import { WorkerProcess } from '../e2e/fleet.ts'
-import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { endpoints, stackConfigYaml, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
 import { fuzzMapping, fuzzSchema, HostileGenerator } from './generator.ts'
 
 export interface FuzzOptions {
@@ -185,14 +185,7 @@ async function run(options: FuzzOptions, cleanups: (() => Promise<void>)[]): Pro
   const config = join(dir, 'floe.yaml')
   await writeFile(
     config,
-    `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${uniqueName('floe')}
-  controlTopic: ${uniqueName('fuzz-control')}
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-ingestion:
+    `${stackConfigYaml('fuzz')}ingestion:
   commitIntervalSeconds: ${commitIntervalSeconds}
   commitTimeoutSeconds: 10
   drainTimeoutSeconds: 20
