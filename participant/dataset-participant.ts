@@ -9,8 +9,8 @@
 // - one control machine per assigned partition (machine/, run by PartitionSlot): positioning from
 //   the table (invariant 2), recovery, pause/resume, END-COMMIT's flush and status, the ACK's
 //   deletes, resyncs and revocation. Control messages only reach the machines.
-import type { ControlMessage, StartCommit, WriteStatus } from '../protocol/index.ts'
-import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index.ts'
+import type { ControlMessage, PartitionWriteStatus, StartCommit, WriteStatus } from '../protocol/index.ts'
+import { fileListLocation, spillFiles, toDataFileEntry, toPartitionStatus } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, isFatal, messageOf } from '../shared/index.ts'
@@ -21,7 +21,7 @@ import type { PressureSource } from './backpressure/index.ts'
 import { BadRecords } from './bad-records.ts'
 import { DeadLetterSender } from './dead-letter.ts'
 import { compileDecoder } from './decode/index.ts'
-import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
+import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
 import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
@@ -418,7 +418,7 @@ export class DatasetParticipant {
       body: {
         type: 'WriteStatus',
         partitions: statuses.map((status) =>
-          partitionStatusToWire(status, (file) =>
+          toPartitionStatus(status, (file) =>
             toDataFileEntry(file, this.#table.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath)),
           ),
         ),

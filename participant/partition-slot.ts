@@ -4,6 +4,7 @@
 // before it fetches the partition (none unless the machine is writing) and hands each fetched
 // batch to `ingest`; everything else that touches the partition is one of the machine's actors.
 import { type Actor, createActor, fromCallback, fromPromise } from 'xstate'
+import type { LogStartJump, PartitionWriteStatus } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
@@ -15,9 +16,7 @@ import {
   type AcknowledgeInput,
   type FlushInput,
   isWriting,
-  type LogStartJump,
   type ParticipantEvent,
-  type PartitionWriteStatus,
   participantMachine,
   type RevokeInput,
   type SendStatusInput,

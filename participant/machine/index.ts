@@ -2,23 +2,20 @@
 // with the pure questions it asks of START-COMMIT and ACK-COMMIT. The runner provides the actors
 // (`participantMachine.provide({ actors })`) and feeds it the events participantEventOf makes
 // of control messages. Every file here is re-exported; only the tests are not.
+
+export { participantEventOf } from './control-events.ts'
 export { type Chain, committedOurs, isOutOfLine, partitionOutcome } from './line.ts'
 export { isWriting, type ParticipantSnapshot, participantMachine } from './participant.machine.ts'
 export type {
-  AckForPartitions,
   AcknowledgeInput,
   FlushInput,
   HoldInput,
-  LogStartJump,
-  OffsetRange,
   ParticipantContext,
   ParticipantEmitted,
   ParticipantEvent,
   ParticipantInput,
   PartitionAckOutcome,
   PartitionRef,
-  PartitionWriteStatus,
-  RangeOrigin,
   RevokeInput,
   SendStatusInput,
   SyncInput,
@@ -26,4 +23,3 @@ export type {
   SyncRequest,
   SyncResult,
 } from './types.ts'
-export { participantEventOf, partitionStatusToWire } from './wire.ts'

@@ -21,6 +21,7 @@
 
 import type { SnapshotFrom } from 'xstate'
 import { and, assign, emit, enqueueActions, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate'
+import type { PartitionWriteStatus } from '../../protocol/index.ts'
 import { FloeError, messageOf } from '../../shared/index.ts'
 import { committedOurs, isOutOfLine } from './line.ts'
 import type {
@@ -32,7 +33,6 @@ import type {
   ParticipantEvent,
   ParticipantInput,
   PartitionRef,
-  PartitionWriteStatus,
   RevokeInput,
   SendStatusInput,
   SyncInput,
