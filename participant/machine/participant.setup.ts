@@ -1,7 +1,7 @@
 // The participant machine's vocabulary (participant.machine.ts holds the chart): its types, the
 // actors the runner provides (stubs here), the guards, the delay and the actions. Actions only
 // assign and emit; every effect is an actor.
-import { assign, emit, enqueueActions, fromCallback, fromPromise, or, setup, stateIn } from 'xstate'
+import { assign, enqueueActions, fromCallback, fromPromise, or, setup, stateIn } from 'xstate'
 import type { PartitionWriteStatus } from '../../protocol/index.ts'
 import { FloeError } from '../../shared/index.ts'
 import { committedOurs, isOutOfLine } from './line.ts'
