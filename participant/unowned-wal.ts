@@ -7,6 +7,9 @@
 // shared by two workers, wrongly, must not lose them); a later START finds them behind too.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { StartCommit } from '../protocol/index.ts'
+import { messageOf } from '../shared/index.ts'
+import type { Logger } from '../shared/telemetry/index.ts'
 import type { SerialQueue } from './serial.ts'
 import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
 
@@ -46,4 +49,18 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
     })
   }
   return deleted
+}
+
+/** At a START-COMMIT, in the background: the sweep with the table's offsets it carries, logged. */
+export function sweepAtStart(start: StartCommit, sweep: Omit<UnownedSweep, 'tableOffsets'>, logger: Logger): void {
+  const tableOffsets = new Map<number, bigint>()
+  for (const { topic, partition, offset } of start.tableOffsets) {
+    if (topic === sweep.topic) tableOffsets.set(partition, offset)
+  }
+  sweepUnownedPartitions({ ...sweep, tableOffsets }).then(
+    (deleted) => {
+      if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
+    },
+    (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
+  )
 }
