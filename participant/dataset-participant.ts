@@ -26,9 +26,9 @@ import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
 import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
+import { PartitionQueues } from './partition-queue.ts'
 import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
-import { SerialQueue } from './serial.ts'
 import { TableFollower } from './table-follower.ts'
 import { sweepAtStart } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
@@ -102,8 +102,8 @@ export class DatasetParticipant {
   readonly #reader: GroupReader
   readonly #env: SlotEnvironment
   readonly #slots = new Map<number, PartitionSlot>()
-  /** Per partition number, kept across revoke and re-assign: a new slot's sync waits for the old one's release. */
-  readonly #locks = new Map<number, SerialQueue>()
+  /** Per partition number, kept across revoke and re-assign: the one order of a partition's work. */
+  readonly #queues = new PartitionQueues()
   readonly #table: TableFollower
   readonly #labels: { dataset: string }
   readonly #reporter: string
@@ -234,7 +234,7 @@ export class DatasetParticipant {
         dataset: dataset.name,
         topic: dataset.topic,
         owned: (partition: number) => this.#slots.has(partition),
-        lock: (partition: number) => this.#lockOf(partition),
+        queue: (partition: number) => this.#queues.of(partition),
       }
       sweepAtStart(message.body, sweep, logger)
       void this.#table.follow(({ schema, spec }) => {
@@ -242,15 +242,6 @@ export class DatasetParticipant {
       })
     }
     return Promise.resolve()
-  }
-
-  #lockOf(partition: number): SerialQueue {
-    let lock = this.#locks.get(partition)
-    if (!lock) {
-      lock = new SerialQueue()
-      this.#locks.set(partition, lock)
-    }
-    return lock
   }
 
   /**
@@ -372,7 +363,7 @@ export class DatasetParticipant {
     }
     for (const partition of now) {
       if (this.#slots.has(partition)) continue
-      const slot = new PartitionSlot(this.#env, partition, this.#lockOf(partition), this.#o.backpressure.paused)
+      const slot = new PartitionSlot(this.#env, partition, this.#queues.of(partition), this.#o.backpressure.paused)
       this.#slots.set(partition, slot)
       this.#o.logger.info({ partition }, 'partition assigned')
     }

@@ -23,9 +23,9 @@ import {
 } from './machine/index.ts'
 import { logParticipantEvent } from './partition-events.ts'
 import type { DecodedBatch, PartitionIngest } from './partition-ingest.ts'
+import type { PartitionQueue } from './partition-queue.ts'
 import { PartitionWork } from './partition-work.ts'
 import type { RoundReports } from './round-reports.ts'
-import type { SerialQueue } from './serial.ts'
 import type { UploadQueue } from './upload/index.ts'
 
 /** What the DatasetParticipant shares with each of its partitions. */
@@ -83,7 +83,7 @@ export class PartitionSlot {
   readonly #env: SlotEnvironment
   readonly #work: PartitionWork
 
-  constructor(env: SlotEnvironment, partition: number, queue: SerialQueue, paused: boolean) {
+  constructor(env: SlotEnvironment, partition: number, queue: PartitionQueue, paused: boolean) {
     this.#env = env
     this.partition = partition
     this.topic = env.dataset.topic

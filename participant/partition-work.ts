@@ -1,17 +1,17 @@
 // The work that changes one assigned partition's WAL: the machine's actors (sync, flush,
 // acknowledge, let go) and the record loop's append, rotation and row-group flush, over the
 // partition's PartitionIngest, its uploads and its WAL folder. Every one of them is a step on the
-// partition's queue (serial.ts), so no two overlap; PartitionSlot decides when each may run.
+// partition's queue (partition-queue.ts), so no two overlap; PartitionSlot decides when each may run.
 import type { LogStartJump, PartitionWriteStatus } from '../protocol/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { chainedRange, placeChain, uncounted } from './chain.ts'
 import type { FlushInput, SyncInput, SyncReason, SyncResult } from './machine/index.ts'
 import { type DecodedBatch, PartitionIngest } from './partition-ingest.ts'
+import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
 import { startingPoint } from './positioning.ts'
 import { SegmentUploads } from './segment-uploads.ts'
-import type { SerialQueue } from './serial.ts'
 import {
   PartitionLog,
   partitionLogDirectory,
@@ -25,7 +25,7 @@ export class PartitionWork {
   readonly partition: number
   readonly topic: string
   readonly #env: SlotEnvironment
-  readonly #queue: SerialQueue
+  readonly #queue: PartitionQueue
   readonly #labels: { dataset: string }
   readonly #uploads: SegmentUploads
   /** Asks the partition's machine to read again from the table. */
@@ -35,7 +35,7 @@ export class PartitionWork {
   /** The last log-start jump counted and logged: a resync that finds it again does not count it twice. */
   #counted: LogStartJump | undefined
 
-  constructor(env: SlotEnvironment, partition: number, queue: SerialQueue, resync: (reason: SyncReason) => void) {
+  constructor(env: SlotEnvironment, partition: number, queue: PartitionQueue, resync: (reason: SyncReason) => void) {
     this.#env = env
     this.partition = partition
     this.topic = env.dataset.topic
@@ -96,7 +96,12 @@ export class PartitionWork {
   /** The table's schema or spec changed: segments opened from now on follow them. */
   useTable(schema: Schema, spec: PartitionSpec): void {
     // A log that failed or closed meanwhile is replaced by a sync, which reads the table anew.
-    void this.#ingest?.log.useTable(schema, spec).catch(() => {})
+    void this.#queue
+      .run(async () => {
+        const ingest = this.#ingest
+        if (ingest?.log.state === 'open') await ingest.log.useTable(schema, spec)
+      })
+      .catch(() => {})
   }
 
   /**

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { StartCommit } from '../protocol/index.ts'
 import { messageOf } from '../shared/index.ts'
 import type { Logger } from '../shared/telemetry/index.ts'
-import type { SerialQueue } from './serial.ts'
+import type { PartitionQueue } from './partition-queue.ts'
 import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
 
 export interface UnownedSweep {
@@ -19,9 +19,9 @@ export interface UnownedSweep {
   topic: string
   /** The table's next offset per partition, from START-COMMIT. */
   tableOffsets: ReadonlyMap<number, bigint>
-  /** Checked under the partition's lock: a partition assigned meanwhile is its own sync's. */
+  /** Checked as a step on the partition's queue: a partition assigned meanwhile is its own sync's. */
   owned(partition: number): boolean
-  lock(partition: number): SerialQueue
+  queue(partition: number): PartitionQueue
 }
 
 /** Resolves to the number of files deleted. */
@@ -42,7 +42,7 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
     if (!/^\d+$/.test(digits) || !Number.isSafeInteger(partition)) continue
     const tableOffset = sweep.tableOffsets.get(partition)
     if (tableOffset === undefined || sweep.owned(partition)) continue
-    deleted += await sweep.lock(partition).run(async () => {
+    deleted += await sweep.queue(partition).run(async () => {
       if (sweep.owned(partition)) return 0
       const dir = partitionLogDirectory(sweep.walDir, sweep.dataset, sweep.topic, partition)
       return (await pruneBehindTable(dir, tableOffset, { topic: sweep.topic, partition })).length

@@ -14,10 +14,10 @@
 // i.e. 0.5 % of a 20 s commit interval. For that, each partition's resync, rejection and pause
 // stay its own, and a revoked partition is a stopped actor, not an entry in a shared context.
 //
-// The WAL is touched by the sync, flush, acknowledge and revoke actors; the chart never runs two
-// of them at once (flushing waits for the ingest region to be synced, a resync waits for the
-// commit region to be idle or reported, acknowledging is skipped while syncing), except on
-// revocation, which aborts whatever runs and then rotates.
+// The chart decides which actor runs when, for the protocol's sake: a flush reports only a synced
+// chain, a resync waits for the commit region to be idle or reported, acknowledging is left to a
+// sync that runs. It does not keep the WAL work of its actors apart: the runner's partition queue
+// does (participant/partition-queue.ts), revocation included, which aborts whatever runs.
 //
 // This file is the chart; its vocabulary (the actors the runner provides, guards, delay, actions)
 // is participant.setup.ts, and its types are types.ts.
