@@ -27,7 +27,7 @@ import { GroupOffsets } from './group-offsets.ts'
 import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
 import { PartitionQueues } from './partition-queue.ts'
-import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
+import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalSettings } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
 import { TableFollower } from './table-follower.ts'
 import { sweepAtStart } from './unowned-wal.ts'
@@ -57,13 +57,7 @@ export interface DatasetParticipantOptions {
   workerId: string
   connection: KafkaConnection
   autoOffsetReset: 'earliest' | 'latest'
-  wal: {
-    dir: string
-    maxFileSizeBytes: number
-    maxFileAgeMinutes: number
-    maxOpenSegmentsPerPartition: number
-    compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
-  }
+  wal: WalSettings
   maxRecordBytes: number
   table: ParticipantTable
   admin: KafkaAdmin

@@ -28,6 +28,15 @@ import { PartitionWork } from './partition-work.ts'
 import type { RoundReports } from './round-reports.ts'
 import type { UploadQueue } from './upload/index.ts'
 
+/** The WAL settings of a dataset's partitions (the config's `wal` section). */
+export interface WalSettings {
+  dir: string
+  maxFileSizeBytes: number
+  maxFileAgeMinutes: number
+  maxOpenSegmentsPerPartition: number
+  compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
+}
+
 /** What the DatasetParticipant shares with each of its partitions. */
 export interface SlotEnvironment {
   dataset: DatasetConfig
@@ -37,13 +46,7 @@ export interface SlotEnvironment {
     dataLocation: string
     offsets(): Promise<ReadonlyMap<number, bigint>>
   }
-  wal: {
-    dir: string
-    maxFileSizeBytes: number
-    maxFileAgeMinutes: number
-    maxOpenSegmentsPerPartition: number
-    compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
-  }
+  wal: WalSettings
   bloomFieldIds: readonly number[]
   autoOffsetReset: 'earliest' | 'latest'
   syncRetryMs: number
