@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../shared/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import { planCommit, roundAck } from './commit-content.ts'
 import { decodeProgress, encodeProgress, offsetsKey } from './progress.ts'
 import { empty, failed, group, tableWith, topic, written } from './test-fixtures.ts'
-import type { Progress } from './types.ts'
 
 const key = offsetsKey(group)
 const events = (offsets: Record<number, bigint>): Progress =>

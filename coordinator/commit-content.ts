@@ -2,10 +2,12 @@
 // the commit loop just loaded it. `planCommit` is the body of appendFiles' `content` callback
 // (shared/iceberg/commit), so the contiguity check runs against every freshly loaded table. Pure.
 
+import type { OffsetRange, PartitionWriteStatus } from '../protocol/index.ts'
 import type { AppendContent } from '../shared/iceberg/commit/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import { type ContiguityCheck, checkContiguity, type LostRecords, type RejectedPartition } from './contiguity.ts'
 import {
   encodeProgress,
@@ -16,7 +18,6 @@ import {
   progressForRound,
   type RoundProgress,
 } from './progress.ts'
-import type { OffsetRange, PartitionWriteStatus, Progress } from './types.ts'
 
 export interface RoundToCommit {
   group: string

@@ -2,6 +2,7 @@
 // is planCommit. Kept apart from the machine so the machine stays data and this can be tested
 // against a real catalog.
 import { fromPromise } from 'xstate'
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import { type AppendRequest, appendFiles, type RetryPolicy } from '../shared/iceberg/commit/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
@@ -10,7 +11,6 @@ import type { ObjectStorage } from '../shared/storage/index.ts'
 import { type CommitPlan, planCommit } from './commit-content.ts'
 import type { CommitRoundActorInput, CommitRoundActorOutput } from './machine-types.ts'
 import { floeSummaryKeys } from './progress.ts'
-import type { PartitionWriteStatus } from './types.ts'
 import { resolveCommits, type UnresolvedCommit, withoutLanded } from './unresolved-commits.ts'
 
 export interface CommitTarget {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import type { LogStartJump, PartitionWriteStatus } from '../protocol/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import { advancesTable, checkContiguity, type RejectionReason } from './contiguity.ts'
 import { empty, failed, topic, written } from './test-fixtures.ts'
-import type { LogStartJump, PartitionWriteStatus, Progress } from './types.ts'
 
 const at = (offsets: Record<number, bigint>, other: Record<number, bigint> = {}): Progress =>
   new Map([

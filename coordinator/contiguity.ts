@@ -28,8 +28,9 @@
 //   offset or `auto.offset.reset` — the settings an operator uses to say where a table without
 //   history starts — and its next status says so in its origin.
 
+import type { LogStartJump, OffsetRange, PartitionWriteStatus } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
-import type { LogStartJump, OffsetRange, PartitionWriteStatus, Progress } from './types.ts'
+import type { Progress } from '../shared/progress/index.ts'
 
 export interface AcceptedPartition {
   topic: string

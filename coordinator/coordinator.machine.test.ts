@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { createActor, fromPromise, initialTransition, SimulatedClock, transition } from 'xstate'
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { planCommit } from './commit-content.ts'
 import { coordinatorMachine } from './coordinator.machine.ts'
@@ -17,7 +18,6 @@ import type {
 } from './machine-types.ts'
 import { encodeProgress, offsetsKey } from './progress.ts'
 import { empty, failed, group, sender, tableWith, topic, written } from './test-fixtures.ts'
-import type { PartitionWriteStatus } from './types.ts'
 
 const input: CoordinatorInput = {
   dataset: 'events',

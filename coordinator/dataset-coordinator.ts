@@ -4,12 +4,14 @@
 // its metrics. The worker registers it on its ControlChannel and stops it when partition 0 goes.
 import { randomUUID } from 'node:crypto'
 import { type Actor, createActor, fromPromise } from 'xstate'
-import type { ControlBody, ControlLogger, ControlMessage, WriteStatus } from '../protocol/index.ts'
+import type { ControlBody, ControlLogger, ControlMessage, WriteStatus, WriteStatusReport } from '../protocol/index.ts'
+import { commitAckedBody, endCommitBody, startCommitBody } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import type { RetryPolicy } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId } from '../shared/iceberg/metadata/index.ts'
 import { type ErrorCode, FloeError, isFatal, isFatalCode, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin } from '../shared/kafka/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import { findProgress } from '../shared/progress/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
@@ -35,9 +37,7 @@ import {
   type RoundReport,
 } from './round-report.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
-import type { Progress, WriteStatusReport } from './types.ts'
 import { type Resolution, rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
-import { commitAckedBody, endCommitBody, startCommitBody } from './wire.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
 export interface DatasetCoordinatorOptions {

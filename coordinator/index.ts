@@ -1,7 +1,7 @@
 // The coordinator: drives one dataset's commit rounds and makes the Iceberg commit (issue #5).
 // Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
 // tracker, contiguity check, commit and ACK content, the round's report), the committing actor's
-// work on top of shared/iceberg/commit, the round machine, the mapping to protocol/ messages, and
+// work on top of shared/iceberg/commit, the round machine, and
 // the DatasetCoordinator that runs the machine on the real table, topic and control channel.
 // Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts,
 // round-waiters.ts), test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
@@ -84,13 +84,3 @@ export {
   recordWriteStatus,
 } from './round-tracker.ts'
 export type { RoundResult } from './round-waiters.ts'
-export type {
-  LogStartJump,
-  OffsetRange,
-  PartitionWriteStatus,
-  Progress,
-  RangeOrigin,
-  Sender,
-  WriteStatusReport,
-} from './types.ts'
-export { commitAckedBody, endCommitBody, startCommitBody, writeStatusReport } from './wire.ts'

@@ -1,11 +1,13 @@
 // The coordinator machine's types: its input, the inputs and outputs of the actors the runner
 // provides, the events it takes and the events it emits (coordinator.machine.ts).
+
+import type { PartitionWriteStatus, Sender, WriteStatusReport } from '../protocol/index.ts'
 import { isFloeError, messageOf } from '../shared/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import type { RoundAck } from './commit-content.ts'
 import type { CommitRoundResult } from './commit-round.ts'
 import type { LostRecords, RejectedPartition } from './contiguity.ts'
 import type { IgnoredStatus, RoundTracker } from './round-tracker.ts'
-import type { PartitionWriteStatus, Progress, Sender, WriteStatusReport } from './types.ts'
 
 export interface CoordinatorInput {
   dataset: string

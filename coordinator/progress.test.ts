@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../shared/index.ts'
+import type { Progress } from '../shared/progress/index.ts'
 import {
   decodeProgress,
   encodeProgress,
@@ -12,7 +13,6 @@ import {
   readProgress,
 } from './progress.ts'
 import { group, type SnapshotSpec, tableWith, written } from './test-fixtures.ts'
-import type { Progress } from './types.ts'
 
 const key = offsetsKey(group)
 const progress = (entries: Record<string, Record<number, bigint>>): Progress =>

@@ -1,6 +1,7 @@
 // The progress a commit round checks against: the table's marker (shared/progress), or — when the
 // round's own commit already landed — the table as it was before that commit. Pure.
 
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { Snapshot, TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { ancestorsOfRef } from '../shared/iceberg/metadata/index.ts'
 import {
@@ -11,7 +12,6 @@ import {
   offsetsKey,
 } from '../shared/progress/index.ts'
 import { advancesTable } from './contiguity.ts'
-import type { PartitionWriteStatus } from './types.ts'
 
 export * from '../shared/progress/index.ts'
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import type { PartitionWriteStatus, Sender } from '../protocol/index.ts'
 import {
   answeredStatuses,
   decideRound,
@@ -12,7 +13,6 @@ import {
   recordWriteStatus,
 } from './round-tracker.ts'
 import { empty, failed, sender, topic, written } from './test-fixtures.ts'
-import type { PartitionWriteStatus, Sender } from './types.ts'
 
 const commitId = 'c-1'
 const report = (statuses: PartitionWriteStatus[], from: Sender = sender(), id = commitId) => ({

@@ -2,8 +2,8 @@
 // Iceberg's CommitState keeps it, but as immutable values so the machine's context can hold them
 // (every change returns a new tracker; an ignored status returns the same one). Pure.
 import { isDeepStrictEqual } from 'node:util'
+import type { PartitionWriteStatus, Sender, WriteStatusReport } from '../protocol/index.ts'
 import { advancesTable } from './contiguity.ts'
-import type { PartitionWriteStatus, Sender, WriteStatusReport } from './types.ts'
 
 export interface RecordedStatus {
   status: PartitionWriteStatus

@@ -1,8 +1,9 @@
 // Builders for this folder's tests: table metadata with a chain of snapshots on main, data files,
 // partition statuses. Not exported by index.ts.
+
+import type { LogStartJump, PartitionWriteStatus, RangeOrigin, Sender } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { Snapshot, TableMetadata } from '../shared/iceberg/metadata/index.ts'
-import type { LogStartJump, PartitionWriteStatus, RangeOrigin, Sender } from './types.ts'
 
 export const topic = 'events'
 export const group = 'floe-events'

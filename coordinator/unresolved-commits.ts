@@ -3,11 +3,12 @@
 // every later table it reads: a round found on main is committed (its ACK goes out, late, so its
 // participants let their files go instead of resyncing); a round whose asserted `main` is gone
 // without it can never land (the catalog's compare-and-set refuses it) and is forgotten. Pure.
+
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 import { findCommittedSnapshot } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { type CommitPlan, planCommit, type RoundAck, roundAck } from './commit-content.ts'
 import { floeSummaryKeys } from './progress.ts'
-import type { PartitionWriteStatus } from './types.ts'
 
 export interface UnresolvedCommit {
   commitId: string

@@ -1,12 +1,15 @@
 // A WRITE-STATUS as the round tracker takes it: its spilled file list read back from storage, and
 // each file's partition tuple read with its spec's partition type (protocol/ cannot know the
 // table, see protocol/data-file.ts).
+
+import type { WriteStatusReport } from '../protocol/index.ts'
 import {
   type ControlMessage,
   type DataFileEntry,
   resolveFiles,
   toDataFile,
   type WriteStatus,
+  writeStatusReport,
 } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import type { DataFile, StructType } from '../shared/iceberg/index.ts'
@@ -14,8 +17,6 @@ import { currentSchema, specById, type TableMetadata } from '../shared/iceberg/m
 import { partitionType } from '../shared/iceberg/partitioning/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
-import type { WriteStatusReport } from './types.ts'
-import { writeStatusReport } from './wire.ts'
 
 /** The round in flight, as the starting actor loaded the table for it. */
 export interface RoundTable {

@@ -10,9 +10,46 @@
 import type { DatasetConfig } from '../shared/config/index.ts'
 import { FloeError } from '../shared/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import type { DeadLetterSender } from './dead-letter.ts'
+import { DeadLetterSender, type DeadLetterOptions as DeadLetterSenderOptions } from './dead-letter.ts'
 import { dlqRecord } from './decode/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
+
+/** What a dataset's dead-letter sender reports to, and how it waits. */
+export interface DeadLetterWiring {
+  producer: DeadLetterSenderOptions['producer']
+  maxMessageBytes: number | undefined
+  /** The topic exists (false: not yet created; undefined: cannot tell now). */
+  topicExists(): Promise<boolean>
+  running(): boolean
+  /** The record loop's wait, which a stop or a change ends early. */
+  wait(ms: number): Promise<void>
+  labels: { dataset: string }
+  logger: Logger
+  metrics: FloeMetrics
+  phases: PhaseClock
+}
+
+/**
+ * While the dead-letter topic is unavailable the record loop holds here (nothing more is fetched,
+ * so memory stays one fetch): the wait shows as the `dlq-wait` phase and floe_dead_letter_paused.
+ */
+export function deadLetterSenderFor(topic: string, wiring: DeadLetterWiring): DeadLetterSender {
+  const { metrics, phases, logger, labels } = wiring
+  return new DeadLetterSender({
+    producer: wiring.producer,
+    ...(wiring.maxMessageBytes === undefined ? {} : { maxMessageBytes: wiring.maxMessageBytes }),
+    running: wiring.running,
+    wait: wiring.wait,
+    topicExists: wiring.topicExists,
+    onSend: (outcome) => metrics.deadLetterSends.inc({ ...labels, outcome }),
+    onWait: (error, attempt, waitMs) => {
+      metrics.deadLetterPaused.set(labels, error ? 1 : 0)
+      phases.switchTo(error ? 'dlq-wait' : 'dlq')
+      if (error) logger.warn({ topic, attempt, waitMs, err: error.message }, 'dead-letter topic unavailable; holding')
+      else logger.info({ topic, attempts: attempt }, 'dead-letter topic back')
+    },
+  })
+}
 
 export interface BadRecordsOptions {
   dataset: DatasetConfig

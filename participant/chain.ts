@@ -11,7 +11,7 @@
 // but not yet been told why its offset skips, and no second round to wait for. Without kept files
 // the chain simply starts at L and the jump [T, L) sits before its range, as it always has
 // (accepted by coordinators that predate the hole inside a range).
-import type { LogStartJump, OffsetRange } from './machine/index.ts'
+import type { LogStartJump, OffsetRange } from '../protocol/index.ts'
 
 export interface ChainPlacement {
   /** The first offset of the uncommitted chain (what the next status's range starts at). */

@@ -9,8 +9,11 @@
 // - one control machine per assigned partition (machine/, run by PartitionSlot): positioning from
 //   the table (invariant 2), recovery, pause/resume, END-COMMIT's flush and status, the ACK's
 //   deletes, resyncs and revocation. Control messages only reach the machines.
-import type { ControlMessage, StartCommit, WriteStatus } from '../protocol/index.ts'
-import { fileListLocation, spillFiles, toDataFileEntry } from '../protocol/index.ts'
+// What the loop and the rounds lean on lives beside it, one job a file: the WRITE-STATUS
+// (write-status-sender.ts), the group offsets (group-offsets.ts), the WAL gauges (wal-gauges.ts),
+// the sweep of unowned partitions (unowned-wal.ts), the dead-letter wiring (bad-records.ts) and
+// the idle wait (wake-up.ts).
+import type { ControlMessage } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, isFatal, messageOf } from '../shared/index.ts'
@@ -18,17 +21,20 @@ import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer 
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { PressureSource } from './backpressure/index.ts'
-import { BadRecords } from './bad-records.ts'
-import { DeadLetterSender } from './dead-letter.ts'
+import { BadRecords, deadLetterSenderFor } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
-import { type PartitionWriteStatus, participantEventOf, partitionStatusToWire } from './machine/index.ts'
+import { GroupOffsets } from './group-offsets.ts'
+import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
-import { type DecodedFetch, PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
+import { PartitionQueues } from './partition-queue.ts'
+import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalSettings } from './partition-slot.ts'
 import { RoundReports } from './round-reports.ts'
-import { SerialQueue } from './serial.ts'
 import { TableFollower } from './table-follower.ts'
-import { sweepUnownedPartitions } from './unowned-wal.ts'
+import { sweepAtStart } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
+import { WakeUp } from './wake-up.ts'
+import { reportWalPressure } from './wal-gauges.ts'
+import { WriteStatusSender } from './write-status-sender.ts'
 
 export interface ParticipantTable {
   /** The table's schema and default spec at start; `current` follows later changes. */
@@ -51,13 +57,7 @@ export interface DatasetParticipantOptions {
   workerId: string
   connection: KafkaConnection
   autoOffsetReset: 'earliest' | 'latest'
-  wal: {
-    dir: string
-    maxFileSizeBytes: number
-    maxFileAgeMinutes: number
-    maxOpenSegmentsPerPartition: number
-    compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
-  }
+  wal: WalSettings
   maxRecordBytes: number
   table: ParticipantTable
   admin: KafkaAdmin
@@ -96,23 +96,21 @@ export class DatasetParticipant {
   readonly #reader: GroupReader
   readonly #env: SlotEnvironment
   readonly #slots = new Map<number, PartitionSlot>()
-  /** Per partition number, kept across revoke and re-assign: a new slot's sync waits for the old one's release. */
-  readonly #locks = new Map<number, SerialQueue>()
+  /** Per partition number, kept across revoke and re-assign: the one order of a partition's work. */
+  readonly #queues = new PartitionQueues()
   readonly #table: TableFollower
   readonly #labels: { dataset: string }
   readonly #reporter: string
   readonly #reports: RoundReports
-  readonly #pendingGroupOffsets = new Map<number, bigint>()
   readonly #badRecords: BadRecords
   #running = false
   #ready = false
   #loop: Promise<void> | undefined
-  #wake: (() => void) | undefined
-  #changedMeanwhile = false
+  readonly #wakeUp = new WakeUp()
   readonly #onPause = () => this.#broadcast({ type: 'backpressure.pause' })
   readonly #onResume = () => {
     this.#broadcast({ type: 'backpressure.resume' })
-    this.#wakeUp()
+    this.#wakeUp.wake()
   }
 
   constructor(options: DatasetParticipantOptions) {
@@ -133,14 +131,41 @@ export class DatasetParticipant {
       if (!field) throw new FloeError('CONFIG_INVALID', `bloom filter column ${name} is not in table ${dataset.table}`)
       return field.id
     })
+    // Data file location -> its bloom-filter sidecar: the partitions write it, the WRITE-STATUS reads it.
+    const sidecars = new Map<string, string>()
+    const statuses = new WriteStatusSender({
+      dataset: dataset.name,
+      group: options.group,
+      workerId: options.workerId,
+      membership: () => ({ memberId: this.#reader.memberId, generation: this.#reader.generation }),
+      partitionTypeOf: (specId, filePath) => this.#table.partitionTypeOf(specId, filePath),
+      sidecars,
+      statusSpill: options.statusSpill,
+      send: options.send,
+    })
+    const groupOffsets = new GroupOffsets({ commit: (offsets) => this.#reader.commit(offsets), logger: options.logger })
     this.#reports = new RoundReports({
-      send: (commitId, statuses) => this.#sendStatus(commitId, statuses),
+      send: (commitId, partitions) => statuses.send(commitId, partitions),
       flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
       windowMs: options.statusWindowMs ?? 5000,
     })
+    const dlqTopic = dataset.dlqTopic || undefined
     this.#badRecords = new BadRecords({
       dataset,
-      sender: dataset.dlqTopic ? this.#deadLetterSender(dataset.dlqTopic) : undefined,
+      sender:
+        dlqTopic === undefined
+          ? undefined
+          : deadLetterSenderFor(dlqTopic, {
+              producer: options.producer,
+              maxMessageBytes: options.dlqMaxMessageBytes,
+              topicExists: async () => (await options.admin.partitionCount(dlqTopic)) !== undefined,
+              running: () => this.#running,
+              wait: (ms) => this.#wakeUp.idle(ms),
+              labels: this.#labels,
+              logger: options.logger,
+              metrics: options.metrics,
+              phases: options.phases,
+            }),
       logger: options.logger,
       metrics: options.metrics,
       phases: options.phases,
@@ -160,8 +185,8 @@ export class DatasetParticipant {
       logger: options.logger,
       metrics: options.metrics,
       phases: options.phases,
-      sidecars: new Map(),
-      commitGroupOffset: (partition, offset) => this.#commitGroupOffset(partition, offset),
+      sidecars,
+      commitGroupOffset: (partition, offset) => groupOffsets.commit(partition, offset),
       changed: () => this.#changed(),
     }
   }
@@ -196,43 +221,21 @@ export class DatasetParticipant {
       if (event) slot.send(event)
     }
     if (message.body.type === 'StartCommit') {
-      this.#sweep(message.body)
+      // Files left by partitions moved to other workers go once the table holds them.
+      const { dataset, wal, logger } = this.#o
+      const sweep = {
+        walDir: wal.dir,
+        dataset: dataset.name,
+        topic: dataset.topic,
+        owned: (partition: number) => this.#slots.has(partition),
+        queue: (partition: number) => this.#queues.of(partition),
+      }
+      sweepAtStart(message.body, sweep, logger)
       void this.#table.follow(({ schema, spec }) => {
         for (const slot of this.#slots.values()) slot.useTable(schema, spec)
       })
     }
     return Promise.resolve()
-  }
-
-  /** Files left by partitions moved to other workers go once the table holds them. */
-  #sweep(start: StartCommit): void {
-    const { dataset, wal, logger } = this.#o
-    const tableOffsets = new Map<number, bigint>()
-    for (const { topic, partition, offset } of start.tableOffsets) {
-      if (topic === dataset.topic) tableOffsets.set(partition, offset)
-    }
-    sweepUnownedPartitions({
-      walDir: wal.dir,
-      dataset: dataset.name,
-      topic: dataset.topic,
-      tableOffsets,
-      owned: (partition) => this.#slots.has(partition),
-      lock: (partition) => this.#lockOf(partition),
-    }).then(
-      (deleted) => {
-        if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
-      },
-      (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
-    )
-  }
-
-  #lockOf(partition: number): SerialQueue {
-    let lock = this.#locks.get(partition)
-    if (!lock) {
-      lock = new SerialQueue()
-      this.#locks.set(partition, lock)
-    }
-    return lock
   }
 
   /**
@@ -243,7 +246,7 @@ export class DatasetParticipant {
    */
   async stop(options: { leave: boolean }): Promise<void> {
     this.#running = false
-    this.#wakeUp()
+    this.#wakeUp.wake()
     await this.#loop?.catch(() => {})
     this.#o.backpressure.off('pause', this.#onPause)
     this.#o.backpressure.off('resume', this.#onResume)
@@ -273,7 +276,7 @@ export class DatasetParticipant {
           phases.switchTo(paused ? 'paused' : 'idle')
           await this.#rotateDue()
           if (this.#o.backpressure.reasons.includes('memory')) await this.#relieveMemory()
-          await this.#idle(200)
+          await this.#wakeUp.idle(200)
           continue
         }
         phases.switchTo('poll')
@@ -322,7 +325,7 @@ export class DatasetParticipant {
         }
         logger.warn({ err: messageOf(error), code: (error as FloeError).code }, 'record loop error; retrying')
         phases.switchTo('idle')
-        await this.#idle(1000)
+        await this.#wakeUp.idle(1000)
       }
     }
     phases.switchTo('idle')
@@ -354,97 +357,21 @@ export class DatasetParticipant {
     }
     for (const partition of now) {
       if (this.#slots.has(partition)) continue
-      const slot = new PartitionSlot(this.#env, partition, this.#lockOf(partition), this.#o.backpressure.paused)
+      const slot = new PartitionSlot(this.#env, partition, this.#queues.of(partition), this.#o.backpressure.paused)
       this.#slots.set(partition, slot)
       this.#o.logger.info({ partition }, 'partition assigned')
     }
   }
 
-  /**
-   * While the dead-letter topic is unavailable the record loop holds here (nothing more is fetched,
-   * so memory stays one fetch): the wait shows as the `dlq-wait` phase and floe_dead_letter_paused.
-   */
-  #deadLetterSender(topic: string): DeadLetterSender {
-    const { producer, metrics, phases, logger } = this.#o
-    return new DeadLetterSender({
-      producer,
-      ...(this.#o.dlqMaxMessageBytes === undefined ? {} : { maxMessageBytes: this.#o.dlqMaxMessageBytes }),
-      running: () => this.#running,
-      wait: (ms) => this.#idle(ms),
-      topicExists: async () => (await this.#o.admin.partitionCount(topic)) !== undefined,
-      onSend: (outcome) => metrics.deadLetterSends.inc({ ...this.#labels, outcome }),
-      onWait: (error, attempt, waitMs) => {
-        metrics.deadLetterPaused.set(this.#labels, error ? 1 : 0)
-        phases.switchTo(error ? 'dlq-wait' : 'dlq')
-        if (error) logger.warn({ topic, attempt, waitMs, err: error.message }, 'dead-letter topic unavailable; holding')
-        else logger.info({ topic, attempts: attempt }, 'dead-letter topic back')
-      },
-    })
-  }
-
   /** Tells the backpressure monitor this participant's share, and the gauges. */
   #reportPressure(): void {
-    let memory = 0
-    let ready = 0
-    let openFiles = 0
-    let readyFiles = 0
-    for (const slot of this.#slots.values()) {
-      memory += slot.bufferedBytes
-      ready += slot.readyBytes
-      openFiles += slot.openSegmentCount
-      readyFiles += slot.readySegmentCount
-    }
-    this.#o.backpressure.setOpenSegmentMemoryBytes(memory, this.#reporter)
-    this.#o.backpressure.setPendingUploadBytes(ready, this.#reporter)
-    this.#o.metrics.walBytes.set({ ...this.#labels, state: 'open' }, memory)
-    this.#o.metrics.walBytes.set({ ...this.#labels, state: 'ready' }, ready)
-    this.#o.metrics.walFiles.set({ ...this.#labels, state: 'open' }, openFiles)
-    this.#o.metrics.walFiles.set({ ...this.#labels, state: 'ready' }, readyFiles)
-    this.#o.metrics.uploadsPending.set(this.#labels, this.#o.uploads.pendingCount)
-    this.#o.metrics.uploadPendingBytes.set(this.#labels, this.#o.uploads.pendingBytes)
-  }
-
-  // ---- the rounds ------------------------------------------------------------------------------
-
-  async #sendStatus(commitId: string, statuses: readonly PartitionWriteStatus[]): Promise<void> {
-    const { dataset, group, workerId, statusSpill } = this.#o
-    const sidecars = this.#env.sidecars
-    let message: ControlMessage<WriteStatus> = {
-      dataset: dataset.name,
-      group,
-      commitId,
-      sender: { workerId, memberId: this.#reader.memberId, generation: this.#reader.generation },
-      timeMs: Date.now(),
-      body: {
-        type: 'WriteStatus',
-        partitions: statuses.map((status) =>
-          partitionStatusToWire(status, (file) =>
-            toDataFileEntry(file, this.#table.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath)),
-          ),
-        ),
-      },
-    }
-    if (statusSpill) {
-      message = await spillFiles(message, {
-        storage: statusSpill.storage,
-        location: fileListLocation(statusSpill.tableLocation, commitId, workerId),
-        ...(statusSpill.maxBytes === undefined ? {} : { maxBytes: statusSpill.maxBytes }),
-      })
-    }
-    await this.#o.send(message)
-  }
-
-  /** Group offsets of one round's ACKs go in one request (invariant 6: lag monitoring only). */
-  #commitGroupOffset(partition: number, offset: bigint): void {
-    const first = this.#pendingGroupOffsets.size === 0
-    this.#pendingGroupOffsets.set(partition, offset)
-    if (!first) return
-    setImmediate(() => {
-      const offsets = new Map(this.#pendingGroupOffsets)
-      this.#pendingGroupOffsets.clear()
-      this.#reader.commit(offsets).catch((error: unknown) => {
-        this.#o.logger.warn({ err: messageOf(error) }, 'could not commit group offsets (lag metrics only)')
-      })
+    const { backpressure, metrics, uploads } = this.#o
+    reportWalPressure(this.#slots.values(), {
+      backpressure,
+      reporter: this.#reporter,
+      labels: this.#labels,
+      metrics,
+      uploads,
     })
   }
 
@@ -456,32 +383,7 @@ export class DatasetParticipant {
 
   #changed(): void {
     this.#reports.poke()
-    this.#wakeUp()
+    this.#wakeUp.wake()
     if (this.#running) this.#reportPressure()
-  }
-
-  /**
-   * Waits `ms`, or less when something changed (a machine started writing, backpressure lifted,
-   * the participant stops). A change while the loop was busy ends the next wait at once.
-   */
-  #idle(ms: number): Promise<void> {
-    if (this.#changedMeanwhile) {
-      this.#changedMeanwhile = false
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      this.#wake = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  }
-
-  #wakeUp(): void {
-    const wake = this.#wake
-    this.#wake = undefined
-    if (wake) wake()
-    else this.#changedMeanwhile = true
   }
 }

@@ -1,8 +1,9 @@
 // Where a partition's consumer starts (invariant 2): the table's next offset for it; for a
 // partition the table has never seen, the group's committed offset, else `auto.offset.reset`
 // (default earliest: a sink starting at latest would lose what arrived before its first commit).
+
+import type { RangeOrigin } from '../protocol/index.ts'
 import type { GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
-import type { RangeOrigin } from './machine/index.ts'
 
 export interface StartingPoint {
   /** The first offset of the new chain of ranges, before recovery or the log start move it. */

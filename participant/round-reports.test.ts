@@ -2,7 +2,7 @@
 // a slow flush is waited for at most the window. Node's mock timers drive the window.
 import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
-import type { PartitionWriteStatus } from './machine/index.ts'
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 import { RoundReports } from './round-reports.ts'
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))

@@ -7,7 +7,7 @@
 // in a message of its own. A flush that takes long (a large upload, a storage outage under retry)
 // holds the others back for at most `windowMs` from the first status, so a coordinator that times
 // out a round still commits what was ready (its commit timeout, 30 s by default, is longer).
-import type { PartitionWriteStatus } from './machine/index.ts'
+import type { PartitionWriteStatus } from '../protocol/index.ts'
 
 export interface RoundReportsOptions {
   /** Sends one WRITE-STATUS of these partitions' statuses. */

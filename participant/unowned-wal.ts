@@ -7,7 +7,10 @@
 // shared by two workers, wrongly, must not lose them); a later START finds them behind too.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SerialQueue } from './serial.ts'
+import type { StartCommit } from '../protocol/index.ts'
+import { messageOf } from '../shared/index.ts'
+import type { Logger } from '../shared/telemetry/index.ts'
+import type { PartitionQueue } from './partition-queue.ts'
 import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
 
 export interface UnownedSweep {
@@ -16,9 +19,9 @@ export interface UnownedSweep {
   topic: string
   /** The table's next offset per partition, from START-COMMIT. */
   tableOffsets: ReadonlyMap<number, bigint>
-  /** Checked under the partition's lock: a partition assigned meanwhile is its own sync's. */
+  /** Checked as a step on the partition's queue: a partition assigned meanwhile is its own sync's. */
   owned(partition: number): boolean
-  lock(partition: number): SerialQueue
+  queue(partition: number): PartitionQueue
 }
 
 /** Resolves to the number of files deleted. */
@@ -39,11 +42,25 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
     if (!/^\d+$/.test(digits) || !Number.isSafeInteger(partition)) continue
     const tableOffset = sweep.tableOffsets.get(partition)
     if (tableOffset === undefined || sweep.owned(partition)) continue
-    deleted += await sweep.lock(partition).run(async () => {
+    deleted += await sweep.queue(partition).run(async () => {
       if (sweep.owned(partition)) return 0
       const dir = partitionLogDirectory(sweep.walDir, sweep.dataset, sweep.topic, partition)
       return (await pruneBehindTable(dir, tableOffset, { topic: sweep.topic, partition })).length
     })
   }
   return deleted
+}
+
+/** At a START-COMMIT, in the background: the sweep with the table's offsets it carries, logged. */
+export function sweepAtStart(start: StartCommit, sweep: Omit<UnownedSweep, 'tableOffsets'>, logger: Logger): void {
+  const tableOffsets = new Map<number, bigint>()
+  for (const { topic, partition, offset } of start.tableOffsets) {
+    if (topic === sweep.topic) tableOffsets.set(partition, offset)
+  }
+  sweepUnownedPartitions({ ...sweep, tableOffsets }).then(
+    (deleted) => {
+      if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
+    },
+    (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
+  )
 }

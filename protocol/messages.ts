@@ -5,6 +5,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf'
 import { FloeError } from '../shared/index.ts'
 import type { DataFileEntry } from './data-file.ts'
 import { EnvelopeSchema } from './gen/index.ts'
+import type { LogStartJump } from './partition-write-status.ts'
 import { bodyFromWire, bodyToWire, plainBytes, senderFromWire, undecodable } from './wire.ts'
 
 /** The protocol's major version this code writes and the newest it reads. */
@@ -41,10 +42,8 @@ export interface EndCommit {
   expectedPartitions: TopicPartition[]
 }
 
-/** Retention deleted records the table never got: the range starts at the log start, `to`. */
-export interface LogStartJump {
-  from: bigint
-  to: bigint
+/** A LogStartJump as it travels: the range starts at the log start, `to`; `lost` is `to - from`. */
+export interface DeclaredLogStartJump extends LogStartJump {
   lost: bigint
 }
 
@@ -56,7 +55,7 @@ export interface PartitionStatus extends TopicPartition {
   rangeEnd: bigint
   files: DataFileEntry[]
   error?: string
-  logStartJump?: LogStartJump
+  logStartJump?: DeclaredLogStartJump
   /**
    * Where the participant's chain of ranges started: the table's offset, or — for a partition the
    * table has never seen — the group's committed offset or auto.offset.reset. Absent reads as

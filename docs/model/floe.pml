@@ -155,7 +155,7 @@ end_catalog:
   od
 }
 
-/* ---- participant: one per worker and partition (participant/partition-slot.ts) ----
+/* ---- participant: one per worker and partition (participant/partition-slot.ts, partition-work.ts) ----
  * The WAL of the slot is two numbers: ready files cover [cs, rot), the open segments [rot, pos).
  * A crash loses the open segments; ready files survive and are judged by recovery. */
 proctype Slot(byte w; byte p) {

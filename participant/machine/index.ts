@@ -1,24 +1,22 @@
 // The participant's control machine (issue #5): one xstate actor per assigned Kafka partition,
 // with the pure questions it asks of START-COMMIT and ACK-COMMIT. The runner provides the actors
 // (`participantMachine.provide({ actors })`) and feeds it the events participantEventOf makes
-// of control messages. Every file here is re-exported; only the tests are not.
+// of control messages. Internal: participant.setup.ts (the vocabulary participantMachine is made
+// of) and the tests.
+
+export { participantEventOf } from './control-events.ts'
 export { type Chain, committedOurs, isOutOfLine, partitionOutcome } from './line.ts'
 export { isWriting, type ParticipantSnapshot, participantMachine } from './participant.machine.ts'
 export type {
-  AckForPartitions,
   AcknowledgeInput,
   FlushInput,
   HoldInput,
-  LogStartJump,
-  OffsetRange,
   ParticipantContext,
   ParticipantEmitted,
   ParticipantEvent,
   ParticipantInput,
   PartitionAckOutcome,
   PartitionRef,
-  PartitionWriteStatus,
-  RangeOrigin,
   RevokeInput,
   SendStatusInput,
   SyncInput,
@@ -26,4 +24,3 @@ export type {
   SyncRequest,
   SyncResult,
 } from './types.ts'
-export { participantEventOf, partitionStatusToWire } from './wire.ts'

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import type { PartitionWriteStatus } from '../../protocol/index.ts'
 import { type Chain, committedOurs, isOutOfLine, partitionOutcome } from './line.ts'
-import type { PartitionAckOutcome, PartitionWriteStatus } from './types.ts'
+import type { PartitionAckOutcome } from './types.ts'
 
 describe('isOutOfLine', () => {
   const cases: Array<[string, Chain, bigint | undefined, boolean]> = [

@@ -1,6 +1,7 @@
 // Is a participant in line with the table? The questions its machine asks of START-COMMIT and
 // ACK-COMMIT, as functions of data. Pure.
-import type { AckForPartitions, LogStartJump, PartitionAckOutcome, PartitionWriteStatus, RangeOrigin } from './types.ts'
+import type { LogStartJump, PartitionAcks, PartitionWriteStatus, RangeOrigin } from '../../protocol/index.ts'
+import type { PartitionAckOutcome } from './types.ts'
 
 export interface Chain {
   /** Where the uncommitted chain starts (undefined before the first sync). */
@@ -25,7 +26,7 @@ export function isOutOfLine(chain: Chain, tableOffset: bigint | undefined): bool
 }
 
 /** What an ACK says about one partition. */
-export function partitionOutcome(ack: AckForPartitions, topic: string, partition: number): PartitionAckOutcome {
+export function partitionOutcome(ack: PartitionAcks, topic: string, partition: number): PartitionAckOutcome {
   const committed = ack.committed.find((c) => c.topic === topic && c.partition === partition)
   if (committed) return { kind: 'committed', offset: committed.offset, filePaths: committed.filePaths }
   const rejected = ack.rejected.find((r) => r.topic === topic && r.partition === partition)

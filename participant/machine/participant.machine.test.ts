@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate'
+import type { PartitionWriteStatus } from '../../protocol/index.ts'
 import { isWriting, participantMachine } from './participant.machine.ts'
 import type {
   AcknowledgeInput,
   FlushInput,
   ParticipantEmitted,
-  PartitionWriteStatus,
   RevokeInput,
   SendStatusInput,
   SyncInput,

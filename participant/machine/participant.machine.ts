@@ -14,140 +14,20 @@
 // i.e. 0.5 % of a 20 s commit interval. For that, each partition's resync, rejection and pause
 // stay its own, and a revoked partition is a stopped actor, not an entry in a shared context.
 //
-// The WAL is touched by the sync, flush, acknowledge and revoke actors; the chart never runs two
-// of them at once (flushing waits for the ingest region to be synced, a resync waits for the
-// commit region to be idle or reported, acknowledging is skipped while syncing), except on
-// revocation, which aborts whatever runs and then rotates.
-
+// The chart decides which actor runs when, for the protocol's sake: a flush reports only a synced
+// chain, a resync waits for the commit region to be idle or reported, acknowledging is left to a
+// sync that runs. It does not keep the WAL work of its actors apart: the runner's partition queue
+// does (participant/partition-queue.ts), revocation included, which aborts whatever runs.
+//
+// This file is the chart; its vocabulary (the actors the runner provides, guards, delay, actions)
+// is participant.setup.ts, and its types are types.ts.
 import type { SnapshotFrom } from 'xstate'
-import { and, assign, emit, enqueueActions, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate'
-import { FloeError, messageOf } from '../../shared/index.ts'
-import { committedOurs, isOutOfLine } from './line.ts'
-import type {
-  AcknowledgeInput,
-  FlushInput,
-  HoldInput,
-  ParticipantContext,
-  ParticipantEmitted,
-  ParticipantEvent,
-  ParticipantInput,
-  PartitionRef,
-  PartitionWriteStatus,
-  RevokeInput,
-  SendStatusInput,
-  SyncInput,
-  SyncRequest,
-  SyncResult,
-} from './types.ts'
+import { and, assign, emit, not } from 'xstate'
+import type { PartitionWriteStatus } from '../../protocol/index.ts'
+import { messageOf } from '../../shared/index.ts'
+import { commitQuiet, committedParams, ingestReady, participantSetup, ref, syncingNow } from './participant.setup.ts'
 
-function notProvided(name: string): never {
-  throw new FloeError('CONFIG_INVALID', `participant actor ${name} was not provided: use participantMachine.provide`)
-}
-
-const ref = (context: ParticipantContext): PartitionRef => ({
-  dataset: context.dataset,
-  topic: context.topic,
-  partition: context.partition,
-})
-
-function committedParams(event: ParticipantEvent): { commitId: string; offset: bigint; filePaths: readonly string[] } {
-  return event.type === 'control.commit-acked' && event.outcome.kind === 'committed'
-    ? { commitId: event.commitId, offset: event.outcome.offset, filePaths: event.outcome.filePaths }
-    : { commitId: '', offset: 0n, filePaths: [] }
-}
-
-const ingestReady = or([stateIn('#participant.active.ingest.writing'), stateIn('#participant.active.ingest.paused')])
-const commitQuiet = or([stateIn('#participant.active.commit.idle'), stateIn('#participant.active.commit.reported')])
-const syncingNow = or([
-  stateIn('#participant.active.ingest.syncing'),
-  stateIn('#participant.active.ingest.waitingToSync'),
-])
-
-export const participantMachine = setup({
-  types: {
-    context: {} as ParticipantContext,
-    events: {} as ParticipantEvent,
-    input: {} as ParticipantInput,
-    emitted: {} as ParticipantEmitted,
-  },
-  actors: {
-    syncPartition: fromPromise<SyncResult, SyncInput>(async () => notProvided('syncPartition')),
-    holdConsumer: fromCallback<{ type: string }, HoldInput>(() => notProvided('holdConsumer')),
-    flushPartition: fromPromise<PartitionWriteStatus, FlushInput>(async () => notProvided('flushPartition')),
-    sendStatus: fromPromise<void, SendStatusInput>(async () => notProvided('sendStatus')),
-    acknowledge: fromPromise<void, AcknowledgeInput>(async () => notProvided('acknowledge')),
-    rotateOnRevoke: fromPromise<void, RevokeInput>(async () => notProvided('rotateOnRevoke')),
-  },
-  guards: {
-    resyncPending: ({ context }) => context.resync !== undefined,
-    endPending: ({ context }) => context.pendingEnd !== undefined,
-    backpressured: ({ context }) => context.backpressured,
-    roundSuperseded: ({ context }) =>
-      context.roundClosed || (context.pendingEnd !== undefined && context.pendingEnd !== context.round),
-    outOfLine: ({ context, event }) =>
-      event.type === 'control.start-commit' &&
-      isOutOfLine(
-        { start: context.chainStart, origin: context.origin, logStartJump: context.logStartJump },
-        event.tableOffset,
-      ),
-    ackOfOtherRound: ({ context, event }) => event.type === 'control.commit-acked' && event.commitId !== context.round,
-    ackCommittedOurs: ({ context, event }) =>
-      event.type === 'control.commit-acked' && committedOurs(event.outcome, context.status),
-    ackCommittedElsewhere: ({ event }) => event.type === 'control.commit-acked' && event.outcome.kind === 'committed',
-    ackRejected: ({ event }) => event.type === 'control.commit-acked' && event.outcome.kind === 'rejected',
-  },
-  delays: {
-    syncRetry: ({ context }) => context.syncRetryMs,
-  },
-  actions: {
-    beginSync: assign(({ context }) => ({ sync: context.resync ?? context.sync, resync: undefined })),
-    requestResync: assign((_, params: SyncRequest) => ({ resync: params })),
-    notePause: assign({ backpressured: true }),
-    noteResume: assign({ backpressured: false }),
-    noteStart: assign(({ context, event }) => {
-      if (event.type !== 'control.start-commit') return {}
-      // A newer round began: the one still being flushed or awaiting its ACK is over, and an END
-      // not yet answered belongs to it.
-      const other = (id: string | undefined) => id !== undefined && id !== event.commitId
-      return {
-        roundClosed: context.roundClosed || other(context.round),
-        pendingEnd: other(context.pendingEnd) ? undefined : context.pendingEnd,
-      }
-    }),
-    noteEnd: assign(({ context, event }) =>
-      event.type === 'control.end-commit' && event.commitId !== context.round ? { pendingEnd: event.commitId } : {},
-    ),
-    noteAck: assign(({ context, event }) => {
-      if (event.type !== 'control.commit-acked') return {}
-      return {
-        roundClosed: context.roundClosed || event.commitId === context.round,
-        pendingEnd: context.pendingEnd === event.commitId ? undefined : context.pendingEnd,
-      }
-    }),
-    beginFlush: assign(({ context }) => ({ round: context.pendingEnd, pendingEnd: undefined, roundClosed: false })),
-    endRound: assign({ round: undefined, roundClosed: false, status: undefined }),
-    adoptSync: enqueueActions(({ context, enqueue }, params: SyncResult) => {
-      enqueue.assign({ chainStart: params.position, origin: params.origin, logStartJump: params.logStartJump })
-      enqueue.emit({
-        type: 'participant.synced',
-        reason: context.sync.reason,
-        position: params.position,
-        origin: params.origin,
-        ...(params.logStartJump ? { logStartJump: params.logStartJump } : {}),
-      })
-    }),
-    adoptCommit: enqueueActions(
-      ({ context, enqueue }, params: { commitId: string; offset: bigint; filePaths: readonly string[] }) => {
-        // The table holds the chain up to `offset` now: the next range starts there, from the table.
-        // A log-start jump still ahead of it (a sync found it after this round's cut) stays declared.
-        const jump = context.logStartJump
-        const logStartJump = jump && jump.from >= params.offset ? jump : undefined
-        enqueue.assign({ chainStart: params.offset, origin: 'table', logStartJump, acknowledged: params })
-        enqueue.emit({ type: 'participant.committed', ...params })
-      },
-    ),
-  },
-}).createMachine({
+export const participantMachine = participantSetup.createMachine({
   id: 'participant',
   context: ({ input }) => ({
     dataset: input.dataset,

@@ -1,41 +1,7 @@
-// The participant's view of the commit protocol for one partition. Domain types, not wire types:
-// whoever wires the machine to protocol/ maps messages to these. They mirror the coordinator's
-// (participant/ may not import coordinator/), so a status built here is the one checked there.
-import type { RangeOrigin } from '../../protocol/index.ts'
-
-import type { DataFile } from '../../shared/iceberg/index.ts'
-
-/** Kafka offsets `[start, end)`: end is the offset of the last record read plus one. */
-export interface OffsetRange {
-  start: bigint
-  end: bigint
-}
-
-/** Retention deleted records the table never got: the log start `to` was past the table's `from`. */
-export interface LogStartJump {
-  from: bigint
-  to: bigint
-}
-
-/** Where the start of a participant's uncommitted chain came from (invariant 2); carried on the wire. */
-export type { RangeOrigin }
-
-/** The answer to END-COMMIT for one partition. */
-export type PartitionWriteStatus =
-  | {
-      kind: 'written'
-      topic: string
-      partition: number
-      /** Every uncommitted file of the partition: from the chain's start to the cut. */
-      range: OffsetRange
-      files: readonly DataFile[]
-      origin: RangeOrigin
-      logStartJump?: LogStartJump
-      /** Kafka timestamp (ms) of the range's oldest record, when known: commit visibility starts there. */
-      oldestTimestampMs?: number
-    }
-  | { kind: 'empty'; topic: string; partition: number }
-  | { kind: 'error'; topic: string; partition: number; message: string }
+// The participant's view of the commit protocol for one partition: the machine's context, events
+// and actors' inputs. The status it reports and the ACK it reads are protocol/'s domain types
+// (PartitionWriteStatus, PartitionAcks), shared with the coordinator.
+import type { LogStartJump, PartitionWriteStatus, RangeOrigin } from '../../protocol/index.ts'
 
 /** What an ACK-COMMIT says about one partition. */
 export type PartitionAckOutcome =
@@ -45,12 +11,6 @@ export type PartitionAckOutcome =
   | { kind: 'rejected'; reason: string; tableOffset: bigint | undefined }
   /** The round closed without this partition: its files stay for the next round. */
   | { kind: 'not-included' }
-
-/** The parts of an ACK-COMMIT a participant reads (the coordinator's RoundAck has this shape). */
-export interface AckForPartitions {
-  committed: ReadonlyArray<{ topic: string; partition: number; offset: bigint; filePaths: readonly string[] }>
-  rejected: ReadonlyArray<{ topic: string; partition: number; reason: string; tableOffset: bigint | undefined }>
-}
 
 /** Where a sync positioned the consumer. */
 export interface SyncResult {

@@ -1,27 +1,8 @@
-// The participant's mapping to and from protocol/ messages, through a real encode and decode.
+// Control messages as a partition machine's events, through a real encode and decode.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import {
-  type ControlBody,
-  type ControlMessage,
-  decodeEnvelope,
-  encodeEnvelope,
-  toDataFile,
-  toDataFileEntry,
-} from '../../protocol/index.ts'
-import type { DataFile, StructType } from '../../shared/iceberg/index.ts'
-import type { PartitionWriteStatus } from './types.ts'
-import { participantEventOf, partitionStatusToWire } from './wire.ts'
-
-const unpartitioned: StructType = { type: 'struct', fields: [] }
-const file: DataFile = {
-  filePath: 's3://b/3.parquet',
-  fileFormat: 'PARQUET',
-  specId: 0,
-  partition: {},
-  recordCount: 5n,
-  fileSizeInBytes: 100n,
-}
+import { type ControlBody, type ControlMessage, decodeEnvelope, encodeEnvelope } from '../../protocol/index.ts'
+import { participantEventOf } from './control-events.ts'
 
 function overTheWire<Body extends ControlBody>(body: Body): ControlMessage<Body> {
   const message = {
@@ -35,7 +16,7 @@ function overTheWire<Body extends ControlBody>(body: Body): ControlMessage<Body>
   return decodeEnvelope(encodeEnvelope(message)) as ControlMessage<Body>
 }
 
-describe('the participant wire mapping', () => {
+describe('control messages as machine events', () => {
   test("reads this partition's table offset from START-COMMIT, or none for a partition the table never saw", () => {
     const start = overTheWire({
       type: 'StartCommit',
@@ -95,53 +76,5 @@ describe('the participant wire mapping', () => {
       undefined,
     )
     assert.equal(participantEventOf(overTheWire({ type: 'WriteStatus', partitions: [] }), 'events', 3), undefined)
-  })
-
-  test('writes a status with its range, files, origin, log-start jump and oldest record time', () => {
-    const status: PartitionWriteStatus = {
-      kind: 'written',
-      topic: 'events',
-      partition: 3,
-      range: { start: 500n, end: 600n },
-      files: [file],
-      origin: 'offset-reset',
-      logStartJump: { from: 100n, to: 500n },
-      oldestTimestampMs: 1_764_460_800_123,
-    }
-    const wire = partitionStatusToWire(status, (f) => toDataFileEntry(f, unpartitioned))
-    assert.equal(wire.origin, 'offset-reset')
-    const [decoded] = overTheWire({ type: 'WriteStatus', partitions: [wire] }).body.partitions
-    assert.deepEqual(
-      { ...decoded, files: decoded?.files.map((entry) => toDataFile(entry, unpartitioned)) },
-      {
-        topic: 'events',
-        partition: 3,
-        kind: 'data',
-        rangeStart: 500n,
-        rangeEnd: 600n,
-        files: [file],
-        logStartJump: { from: 100n, to: 500n, lost: 400n },
-        origin: 'offset-reset',
-        oldestTimestampMs: 1_764_460_800_123,
-      },
-    )
-  })
-
-  test('writes EMPTY and ERROR statuses', () => {
-    const toEntry = (f: DataFile) => toDataFileEntry(f, unpartitioned)
-    const body = overTheWire({
-      type: 'WriteStatus',
-      partitions: [
-        partitionStatusToWire({ kind: 'empty', topic: 'events', partition: 1 }, toEntry),
-        partitionStatusToWire({ kind: 'error', topic: 'events', partition: 2, message: 'disk full' }, toEntry),
-      ],
-    }).body
-    assert.deepEqual(
-      body.partitions.map((p) => [p.kind, p.error]),
-      [
-        ['empty', undefined],
-        ['error', 'disk full'],
-      ],
-    )
   })
 })

@@ -1,0 +1,115 @@
+// A partition's WRITE-STATUS as the participant writes it and the coordinator reads it, through a
+// real encode and decode.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { DataFile, StructType } from '../shared/iceberg/index.ts'
+import { toDataFile, toDataFileEntry } from './data-file.ts'
+import { type ControlBody, type ControlMessage, decodeEnvelope, encodeEnvelope, type WriteStatus } from './messages.ts'
+import { type PartitionWriteStatus, toPartitionStatus, writeStatusReport } from './partition-write-status.ts'
+
+const unpartitioned: StructType = { type: 'struct', fields: [] }
+const sender = { workerId: 'w', memberId: 'm', generation: 4 }
+const file: DataFile = {
+  filePath: 's3://b/3.parquet',
+  fileFormat: 'PARQUET',
+  specId: 0,
+  partition: {},
+  recordCount: 5n,
+  fileSizeInBytes: 100n,
+}
+const toEntry = (f: DataFile) => toDataFileEntry(f, unpartitioned)
+
+function overTheWire<Body extends ControlBody>(body: Body): ControlMessage<Body> {
+  const message = { dataset: 'events', group: 'floe-events', commitId: 'c-1', sender, timeMs: 1, body }
+  return decodeEnvelope(encodeEnvelope(message)) as ControlMessage<Body>
+}
+
+const written: PartitionWriteStatus = {
+  kind: 'written',
+  topic: 'events',
+  partition: 3,
+  range: { start: 500n, end: 600n },
+  files: [file],
+  origin: 'offset-reset',
+  logStartJump: { from: 100n, to: 500n },
+  oldestTimestampMs: 1_764_460_800_123,
+}
+
+describe('a partition write status on the wire', () => {
+  test('writes a status with its range, files, origin, log-start jump and oldest record time', () => {
+    const wire = toPartitionStatus(written, toEntry)
+    assert.equal(wire.origin, 'offset-reset')
+    const [decoded] = overTheWire({ type: 'WriteStatus', partitions: [wire] }).body.partitions
+    assert.deepEqual(
+      { ...decoded, files: decoded?.files.map((entry) => toDataFile(entry, unpartitioned)) },
+      {
+        topic: 'events',
+        partition: 3,
+        kind: 'data',
+        rangeStart: 500n,
+        rangeEnd: 600n,
+        files: [file],
+        logStartJump: { from: 100n, to: 500n, lost: 400n },
+        origin: 'offset-reset',
+        oldestTimestampMs: 1_764_460_800_123,
+      },
+    )
+  })
+
+  test('writes EMPTY and ERROR statuses', () => {
+    const body = overTheWire({
+      type: 'WriteStatus',
+      partitions: [
+        toPartitionStatus({ kind: 'empty', topic: 'events', partition: 1 }, toEntry),
+        toPartitionStatus({ kind: 'error', topic: 'events', partition: 2, message: 'disk full' }, toEntry),
+      ],
+    }).body
+    assert.deepEqual(
+      body.partitions.map((p) => [p.kind, p.error]),
+      [
+        ['empty', undefined],
+        ['error', 'disk full'],
+      ],
+    )
+  })
+
+  test('reads back every kind of status the participant wrote', () => {
+    const statuses: PartitionWriteStatus[] = [
+      written,
+      { kind: 'empty', topic: 'events', partition: 1 },
+      { kind: 'error', topic: 'events', partition: 2, message: 'upload failed' },
+    ]
+    const body: WriteStatus = { type: 'WriteStatus', partitions: statuses.map((s) => toPartitionStatus(s, toEntry)) }
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.deepEqual(report, { commitId: 'c-1', sender, statuses })
+  })
+
+  test('reads a status without an origin strictly, as a chain from the table', () => {
+    const body: WriteStatus = {
+      type: 'WriteStatus',
+      partitions: [
+        {
+          topic: 'events',
+          partition: 0,
+          kind: 'data',
+          rangeStart: 500n,
+          rangeEnd: 600n,
+          files: [toEntry(file)],
+          logStartJump: { from: 100n, to: 500n, lost: 400n },
+        },
+      ],
+    }
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.deepEqual(report.statuses, [
+      {
+        kind: 'written',
+        topic: 'events',
+        partition: 0,
+        range: { start: 500n, end: 600n },
+        files: [file],
+        origin: 'table',
+        logStartJump: { from: 100n, to: 500n },
+      },
+    ])
+  })
+})

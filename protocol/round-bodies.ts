@@ -1,0 +1,62 @@
+// The bodies of a round's commands and its ACK, built from and read into the domain: the
+// coordinator writes START-COMMIT, END-COMMIT and ACK-COMMIT with these, and a participant reads
+// what an ACK-COMMIT says about its partitions with partitionAcksOf.
+import type { Progress } from '../shared/progress/index.ts'
+import type { CommitAcked, EndCommit, StartCommit } from './messages.ts'
+
+/** The parts of an ACK-COMMIT a participant acts on (the coordinator's round ACK has this shape). */
+export interface PartitionAcks {
+  /** The table now holds each of these partitions up to `offset`; `filePaths` are the files committed. */
+  committed: ReadonlyArray<{ topic: string; partition: number; offset: bigint; filePaths: readonly string[] }>
+  /** Out of line: `tableOffset` undefined when the table never saw the partition. */
+  rejected: ReadonlyArray<{ topic: string; partition: number; reason: string; tableOffset: bigint | undefined }>
+}
+
+/** START-COMMIT's body: the table's progress for every partition it knows. */
+export function startCommitBody(progress: Progress, snapshotId: bigint | null): StartCommit {
+  const tableOffsets = []
+  for (const [topic, offsets] of progress) {
+    for (const [partition, offset] of offsets) tableOffsets.push({ topic, partition, offset })
+  }
+  return { type: 'StartCommit', tableOffsets, snapshotId }
+}
+
+/** END-COMMIT's body: every partition of the topic is expected to answer. */
+export function endCommitBody(topic: string, partitionCount: number): EndCommit {
+  return {
+    type: 'EndCommit',
+    expectedPartitions: Array.from({ length: partitionCount }, (_, partition) => ({ topic, partition })),
+  }
+}
+
+/** ACK-COMMIT's body; `snapshotId` undefined when the round committed nothing. */
+export function commitAckedBody(ack: PartitionAcks & { snapshotId: bigint | undefined }): CommitAcked {
+  return {
+    type: 'CommitAcked',
+    snapshotId: ack.snapshotId ?? null,
+    committedOffsets: ack.committed.map(({ topic, partition, offset }) => ({ topic, partition, offset })),
+    committedFiles: ack.committed.map(({ topic, partition, filePaths }) => ({
+      topic,
+      partition,
+      filePaths: [...filePaths],
+    })),
+    rejections: ack.rejected.map(({ topic, partition, reason, tableOffset }) => ({
+      topic,
+      partition,
+      reason,
+      ...(tableOffset === undefined ? {} : { tableOffset }),
+    })),
+  }
+}
+
+/**
+ * What an ACK-COMMIT says, per partition. A committed partition may have no files (every record
+ * dead-lettered): its offset leads.
+ */
+export function partitionAcksOf(body: CommitAcked): PartitionAcks {
+  const files = new Map(body.committedFiles.map((f) => [`${f.partition}:${f.topic}`, f.filePaths]))
+  return {
+    committed: body.committedOffsets.map((o) => ({ ...o, filePaths: files.get(`${o.partition}:${o.topic}`) ?? [] })),
+    rejected: body.rejections.map((r) => ({ ...r, tableOffset: r.tableOffset })),
+  }
+}
