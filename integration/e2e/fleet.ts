@@ -234,7 +234,7 @@ log:
 
   /**
    * Starts `worker` again after it exited, as the same machine: same worker id, same WAL folder
-   * (what a crash left there is recovered or dropped, DESIGN.md "Recovery"), a log of its own.
+   * (what a crash left there is recovered or dropped, docs/design.md "Recovery"), a log of its own.
    */
   async restart(worker: WorkerProcess): Promise<WorkerProcess> {
     // A kill just sent is not an exit yet: give the process a moment to go.

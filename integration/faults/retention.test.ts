@@ -1,4 +1,4 @@
-// Kafka retention under a live worker, on the real stack (DESIGN.md invariants 3 and 10): records
+// Kafka retention under a live worker, on the real stack (docs/design.md invariants 3 and 10): records
 // deleted on one partition past the worker's position are handled for that partition alone, the
 // partition resumes at the log start, the records are counted and logged as skipped once, the
 // table's progress and lost-records summary say where it resumed, and what the worker had already

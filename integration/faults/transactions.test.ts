@@ -1,4 +1,4 @@
-// Aborted transactions never land (DESIGN.md invariant 9), on the real stack: `floe run` reads a
+// Aborted transactions never land (docs/design.md invariant 9), on the real stack: `floe run` reads a
 // topic where one transactional producer aborts transactions of about 3 MB (larger than one
 // fetch's 1 MiB per partition, so each spans several fetch responses) between committed ones, and
 // another aborts several small transactions between its committed ones on the same partitions
