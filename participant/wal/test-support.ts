@@ -15,7 +15,9 @@ const python = join(stackDirectory, 'venv', 'bin', 'python')
 const readerScript = join(import.meta.dirname, 'testdata', 'read_segments.py')
 
 /** Options for tests that read files back with pyarrow: skipped, and saying so, without the venv. */
-export const needsPyarrow = { skip: existsSync(python) ? false : `no Python venv at ${python}: npm run stack -- up` }
+export const needsPyarrow = {
+  skip: existsSync(python) ? false : `needs python with pyarrow (the venv ${python}): npm run stack -- setup`,
+}
 
 export async function temporaryDirectory(t: TestContext): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'floe-wal-'))

@@ -17,7 +17,9 @@ const hex = (bytes: Uint8Array | null | undefined) => ({ hex: Buffer.from(bytes 
 // biome-ignore lint/suspicious/noExplicitAny: the JSON pyiceberg printed, asserted field by field
 type Printed = any
 
-describe('pyiceberg reads what Floe writes', { skip: !existsSync(python) && 'no .stack/venv python' }, () => {
+describe('pyiceberg reads what Floe writes', {
+  skip: !existsSync(python) && `needs python with pyiceberg (the venv ${python}): npm run stack -- setup`,
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), 'floe-manifests-'))
   let printed: Printed
   let files: SnapshotFiles

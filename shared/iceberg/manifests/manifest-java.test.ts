@@ -29,6 +29,8 @@ const hasJava = (() => {
   }
 })()
 
+const needsJava = `needs java (javac on PATH) and the Iceberg jars in ${jars}: npm run stack -- setup`
+
 const work = mkdtempSync(join(tmpdir(), 'floe-manifests-java-'))
 after(() => rmSync(work, { recursive: true, force: true }))
 const classes = join(work, 'classes')
@@ -53,7 +55,7 @@ const javaSpec: PartitionSpec = { ...wideSpec, fields: wideSpec.fields.filter((f
 // biome-ignore lint/suspicious/noExplicitAny: the JSON Iceberg Java printed, asserted field by field
 type Printed = any
 
-describe('Iceberg Java reads what Floe writes', { skip: !hasJava && 'no javac or no stack jars' }, () => {
+describe('Iceberg Java reads what Floe writes', { skip: !hasJava && needsJava }, () => {
   let printed: Printed
   let files: SnapshotFiles
 
@@ -131,7 +133,7 @@ describe('Iceberg Java reads what Floe writes', { skip: !hasJava && 'no javac or
   })
 })
 
-describe('Floe reads what Iceberg Java writes', { skip: !hasJava && 'no javac or no stack jars' }, () => {
+describe('Floe reads what Iceberg Java writes', { skip: !hasJava && needsJava }, () => {
   let list: ReturnType<typeof readManifestList>
   let manifestBytes: Uint8Array
 
