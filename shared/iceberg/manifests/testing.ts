@@ -106,6 +106,26 @@ export function dataFile(n: number, partition: ContentFile['partition'], specId 
 }
 
 /** A manifest_file record for planning tests; only the fields planning looks at matter. */
+/**
+ * A data file with every statistics map filled and a sort order: what Floe writes, so the
+ * readers under test see each field. Split offsets are the caller's (they must fit its file size).
+ */
+export function fullStatisticsFile(n: number, partition: ContentFile['partition'], specId = 0): ContentFile {
+  return {
+    ...dataFile(n, partition, specId),
+    columnSizes: new Map([
+      [1, 123n],
+      [2, 9_007_199_254_740_993n],
+    ]),
+    valueCounts: new Map([[1, 10n]]),
+    nullValueCounts: new Map([[2, 0n]]),
+    nanValueCounts: new Map([[9, 1n]]),
+    lowerBounds: new Map([[1, Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0)]]),
+    upperBounds: new Map([[3, new TextEncoder().encode('zz')]]),
+    sortOrderId: 0,
+  }
+}
+
 export function listed(name: string, length: number, extra: Partial<ManifestFile> = {}): ManifestFile {
   return {
     manifestPath: name,
