@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { PartitionSpec, StructValue } from '../types.ts'
+import type { PartitionSpec } from '../types.ts'
 import {
   type ContentFile,
   ManifestEntryStatus,
@@ -13,27 +13,11 @@ import {
   writeManifest,
   writeManifestList,
 } from './index.ts'
-import { dataFile, daySpec, fullStatisticsFile, serializeBoundForTests, tableSchema } from './testing.ts'
+import { dataFile, daySpec, fullStatisticsFile, serializeBoundForTests, tableSchema, widePartition } from './testing.ts'
 
 export const snapshotId = 3051729675574597004n
 export const parentSnapshotId = 3051729675574597003n
 export const earlierSnapshotId = 3051729675574597002n
-
-export const widePartition: StructValue = {
-  ts_day: 19_723,
-  ts_hour: 473_352,
-  category: 'ünïcode ✓',
-  id_bucket: 7,
-  id: -9_223_372_036_854_775_808n,
-  amount: -12_345n,
-  device: Uint8Array.from(Buffer.from('123e4567e89b12d3a456426614174000', 'hex')),
-  flag: true,
-  payload_trunc: Uint8Array.of(0xff, 0x00),
-  score: 2.5,
-  code: Uint8Array.of(1, 2, 3, 4),
-  'meta.region': 'eu-west',
-  ts: 1_704_067_200_000_000n,
-}
 
 export function fullFile(spec: PartitionSpec): ContentFile {
   const partition = Object.fromEntries(spec.fields.map((f) => [f.name, widePartition[f.name] ?? null]))

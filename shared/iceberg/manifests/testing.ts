@@ -1,6 +1,6 @@
 // Test support for this folder's tests only (not exported from index.ts): a small stand-in for
 // the value layer's single-value serializer, a table and entries to write.
-import type { IcebergValue, PartitionSpec, PrimitiveType, Schema } from '../types.ts'
+import type { IcebergValue, PartitionSpec, PrimitiveType, Schema, StructValue } from '../types.ts'
 import type { ContentFile, ManifestFile, SerializeBound } from './model.ts'
 
 /** Spec Appendix D for the types the tests partition by; a test double, not the product's. */
@@ -82,6 +82,23 @@ export const wideSpec: PartitionSpec = {
     { 'source-id': 12, 'field-id': 1011, name: 'meta.region', transform: 'identity' },
     { 'source-id': 2, 'field-id': 1012, name: 'ts', transform: 'identity' },
   ],
+}
+
+/** One value for every field of wideSpec, each at an edge of its type. */
+export const widePartition: StructValue = {
+  ts_day: 19_723,
+  ts_hour: 473_352,
+  category: 'ünïcode ✓',
+  id_bucket: 7,
+  id: -9_223_372_036_854_775_808n,
+  amount: -12_345n,
+  device: Uint8Array.from(Buffer.from('123e4567e89b12d3a456426614174000', 'hex')),
+  flag: true,
+  payload_trunc: Uint8Array.of(0xff, 0x00),
+  score: 2.5,
+  code: Uint8Array.of(1, 2, 3, 4),
+  'meta.region': 'eu-west',
+  ts: 1_704_067_200_000_000n,
 }
 
 export const daySpec: PartitionSpec = {
