@@ -15,6 +15,8 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { readEndpoints } from '../integration/stack/index.ts'
+import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import {
   Backpressure,
   DatasetParticipant,
@@ -31,38 +33,10 @@ import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/ind
 const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
 const partitions = Number(process.argv[4] ?? 3)
-const brokers = (process.env.FLOE_BENCH_BROKERS ?? '127.0.0.1:9092').split(',')
+// The local stack's broker (whatever port it runs on), unless FLOE_BENCH_BROKERS names others.
+const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().kafka.brokers
 const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
 const connection: KafkaConnection = { brokers, clientId: 'floe-bench-participant' }
-
-const mapping = {
-  event_id: 'id',
-  ts: 'timestamp',
-  sent: 'sent_ms',
-  user_id: 'user.id',
-  user_name: 'user.name',
-  country: 'user.geo.country',
-  kind: 'type',
-  amount: 'details.amount',
-  currency: 'details.currency',
-  ok: 'details.ok',
-  seq: 'context.session.seq',
-  tags: 'user.tags',
-}
-const schema = {
-  event_id: 'string not null',
-  ts: 'timestamptz',
-  sent: 'timestamptz',
-  user_id: 'long',
-  user_name: 'string',
-  country: 'string',
-  kind: 'string',
-  amount: 'double',
-  currency: 'string',
-  ok: 'boolean',
-  seq: 'long',
-  tags: 'list<string>',
-}
 
 function benchDataset(): DatasetConfig {
   const [configured] = parseConfig(
@@ -70,7 +44,16 @@ function benchDataset(): DatasetConfig {
       kafka: { brokers },
       catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
       ingestion: { wal: { dir: '/unused' } },
-      datasets: [{ name: 'bench', topic, table: 'bench.events', customMapping: mapping, schema, badRecords: 'skip' }],
+      datasets: [
+        {
+          name: 'bench',
+          topic,
+          table: 'bench.events',
+          customMapping: benchMapping,
+          schema: benchSchema,
+          badRecords: 'skip',
+        },
+      ],
     }),
     'bench',
     {},
@@ -80,39 +63,9 @@ function benchDataset(): DatasetConfig {
 }
 const dataset = benchDataset()
 
-/** The decode benchmark's event (participant/decode/decode.bench.ts), padded to 1,024 bytes. */
-function event(i: number): Buffer {
-  const ms = 1_709_290_800_000 + i * 37
-  const body = {
-    id: `evt-${i.toString(36).padStart(8, '0')}`,
-    timestamp: new Date(ms).toISOString(),
-    sent_ms: ms + 5,
-    type: ['click', 'view', 'purchase', 'scroll'][i % 4],
-    user: {
-      id: 1_000_000 + (i % 50_000),
-      name: `user ${i % 50_000}`,
-      email: `user${i % 50_000}@example.com`,
-      geo: { country: ['CH', 'DE', 'FR', 'JP'][i % 4], city: 'Zürich', lat: 47.3769, lon: 8.5417 },
-      tags: ['beta', 'mobile', `cohort-${i % 12}`],
-    },
-    details: { amount: (i % 10_000) / 100, currency: 'EUR', ok: i % 3 !== 0, sku: `SKU-${i % 997}`, qty: i % 5 },
-    context: {
-      session: { id: `s-${(i * 7919) % 100_000}`, seq: i % 1000 },
-      app: { name: 'shop', version: '4.12.1', build: 20240301 },
-      device: { os: 'Android', model: 'Pixel 8', screen: { w: 1080, h: 2400 } },
-      page: { url: `https://shop.example.com/p/${i % 997}?ref=home&utm_source=newsletter`, referrer: null },
-    },
-    flags: [true, false, i % 2 === 0],
-  }
-  const base = JSON.stringify({ ...body, note: '' })
-  return Buffer.from(
-    JSON.stringify({ ...body, note: 'lorem ipsum '.repeat(100).slice(0, 1024 - Buffer.byteLength(base)) }),
-  )
-}
-
 /** Creates and fills the topic unless a previous run did; returns the bytes of JSON in it. */
 async function prefill(admin: KafkaAdmin): Promise<number> {
-  const bytes = Array.from({ length: 100 }, (_, i) => event(i).length).reduce((a, b) => a + b, 0) / 100
+  const bytes = Array.from({ length: 100 }, (_, i) => benchEvent(i).length).reduce((a, b) => a + b, 0) / 100
   const { created } = await admin.ensureTopic(topic, partitions)
   const ends = await admin.endOffsets(
     topic,
@@ -128,7 +81,7 @@ async function prefill(admin: KafkaAdmin): Promise<number> {
     for (let i = 0; i < events; i += chunk) {
       const records = []
       for (let k = i; k < Math.min(events, i + chunk); k++) {
-        records.push({ topic, partition: k % partitions, value: event(k) })
+        records.push({ topic, partition: k % partitions, value: benchEvent(k) })
       }
       await producer.send(records)
     }

@@ -1,5 +1,5 @@
 // What a worker runs for one dataset, built so that nothing of it is shared with another dataset
-// in a way that lets one's retries hold the other (DESIGN.md invariant 10): its own storage client
+// in a way that lets one's retries hold the other (docs/design.md invariant 10): its own storage client
 // (the dataset's `storage`, else the top-level one), its own upload queue, its own upload-backlog
 // latch on top of the worker's disk and memory backpressure, and its own queue of control messages,
 // so a coordinator reading a spilled WRITE-STATUS from a frozen storage holds only its dataset.

@@ -1,5 +1,5 @@
 // `floe status`: per dataset, where the table stands against the topic — each partition's table
-// offset (the progress marker, DESIGN.md invariant 1), the topic's end offset, the lag between
+// offset (the progress marker, docs/design.md invariant 1), the topic's end offset, the lag between
 // them — and the last Floe commit with its age. Human table by default, one JSON document with
 // --json. Reads only; a server that cannot be reached is one line naming it, exit 1.
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'

@@ -1,7 +1,7 @@
 // The composition root of one `floe run` worker: opens the catalog, storage and Kafka, makes sure
 // each dataset's table exists, then runs a participant per dataset and, while this worker owns
 // partition 0 of a dataset's topic, that dataset's coordinator. A drain asks for a last round and
-// waits for its ACK before leaving the groups (DESIGN.md "The protocol").
+// waits for its ACK before leaving the groups (docs/design.md "The protocol").
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {

@@ -3,13 +3,12 @@
 // unknown outcome is not committed twice, and the machine drives a round through it.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { createActor, fromPromise, waitFor } from 'xstate'
-import { type Catalog, parseTableIdentifier, SqlCatalog } from '../shared/catalog/index.ts'
+import { type Catalog, parseTableIdentifier, type SqlCatalog } from '../shared/catalog/index.ts'
 import { appendFiles } from '../shared/iceberg/commit/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
@@ -25,6 +24,7 @@ import type {
   StartRoundOutput,
 } from './machine-types.ts'
 import { offsetsKey, readProgress } from './progress.ts'
+import { openTestCatalog } from './test-catalog.ts'
 import { dataFile, empty, group, sender, topic, written } from './test-fixtures.ts'
 
 const run = promisify(execFile)
@@ -79,21 +79,7 @@ const committed = (result: CommitRoundResult) => {
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'floe-rounds-'))
-  catalog = await SqlCatalog.open({
-    path: join(dir, 'catalog.db'),
-    name: 'floe',
-    warehouse: `file://${dir}/warehouse`,
-    storage,
-  })
-  await catalog.createNamespace(table.namespace)
-  await catalog.createTable(
-    table,
-    { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', required: false, type: 'long' }] },
-    {
-      fields: [],
-    },
-  )
+  ;({ dir, catalog } = await openTestCatalog('floe-rounds-', table, storage))
   target = { catalog, storage, table, group, retry: { minWaitMs: 1, maxWaitMs: 2 } }
 })
 after(async () => {

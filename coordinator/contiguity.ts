@@ -1,4 +1,4 @@
-// The contiguity check of DESIGN.md invariant 3, run inside the commit's retry loop against the
+// The contiguity check of docs/design.md invariant 3, run inside the commit's retry loop against the
 // table as it was just loaded: a partition's files are committed only if their range starts
 // exactly where the table's progress for that partition ends. Pure.
 //

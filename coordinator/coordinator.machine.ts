@@ -1,4 +1,4 @@
-// The coordinator of one dataset as a state machine (DESIGN.md "The protocol"): idle -> starting
+// The coordinator of one dataset as a state machine (docs/design.md "The protocol"): idle -> starting
 // (START-COMMIT) -> open (the commit interval) -> ending (END-COMMIT) -> collecting (WRITE-STATUS)
 // -> committing (one Iceberg append) -> acking (ACK-COMMIT) -> idle; `coordinator.stop` from any
 // state ends it. Actions only assign and emit; every effect is an actor the runner provides with

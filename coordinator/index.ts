@@ -1,4 +1,4 @@
-// The coordinator: drives one dataset's commit rounds and makes the Iceberg commit (issue #5).
+// The coordinator: drives one dataset's commit rounds and makes the Iceberg commit.
 // Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
 // tracker, contiguity check, commit and ACK content, the round's report), the committing actor's
 // work on top of shared/iceberg/commit, the round machine, and

@@ -2,15 +2,14 @@
 // catalog (the embedded SQL catalog), the next round commits only what the late one did not, its
 // files once, and the late round is found with the ACK it owed.
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rm } from 'node:fs/promises'
 import { after, before, describe, test } from 'node:test'
-import { type Catalog, parseTableIdentifier, SqlCatalog } from '../shared/catalog/index.ts'
+import { type Catalog, parseTableIdentifier, type SqlCatalog } from '../shared/catalog/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
 import { type CommitRoundResult, type CommitTarget, commitRound } from './commit-round.ts'
 import { readProgress } from './progress.ts'
+import { openTestCatalog } from './test-catalog.ts'
 import { group, topic, written } from './test-fixtures.ts'
 import { resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 
@@ -20,19 +19,7 @@ let dir: string
 let catalog: SqlCatalog
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'floe-late-round-'))
-  catalog = await SqlCatalog.open({
-    path: join(dir, 'catalog.db'),
-    name: 'floe',
-    warehouse: `file://${dir}/warehouse`,
-    storage,
-  })
-  await catalog.createNamespace(table.namespace)
-  await catalog.createTable(
-    table,
-    { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', required: false, type: 'long' }] },
-    { fields: [] },
-  )
+  ;({ dir, catalog } = await openTestCatalog('floe-late-round-', table, storage))
 })
 after(async () => {
   await catalog.close()

@@ -22,13 +22,13 @@ export function uniqueName(prefix: string): string {
 
 /**
  * The `kafka:` and `catalog:` sections of a test's floe.yaml on the local stack: its broker, a
- * group prefix and a control topic of the test's own, and the REST catalog.
+ * group prefix and a control topic of the test's own (or the ones given), and the REST catalog.
  */
-export function stackConfigYaml(name: string): string {
+export function stackConfigYaml(name: string, kafka: { groupPrefix?: string; controlTopic?: string } = {}): string {
   return `kafka:
   brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${uniqueName('floe')}
-  controlTopic: ${uniqueName(`${name}-control`)}
+  groupPrefix: ${kafka.groupPrefix ?? uniqueName('floe')}
+  controlTopic: ${kafka.controlTopic ?? uniqueName(`${name}-control`)}
 catalog:
   type: rest
   uri: ${endpoints().rest.uri}

@@ -50,7 +50,11 @@ try {
   const phases = given.length
     ? [given.filter((p) => !isFault(p)), given.filter(isFault)]
     : [allTests.filter((p) => !isFault(p)), allTests.filter(isFault)]
-  const base = ['--test', '--test-reporter=spec', '--test-timeout=600000']
+  // Beside `spec`, the skip reporter lists every skipped and todo test and fails the run on a todo,
+  // and on any skip when CI is set.
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout']
+  reporters.push('--test-reporter=./integration/tools/skip-reporter.ts', '--test-reporter-destination=stderr')
+  const base = ['--test', ...reporters, '--test-timeout=600000']
   const [others = [], faults = []] = phases
   if (others.length) code = await exec([...base, ...others])
   if (faults.length) code = (await exec([...base, '--test-concurrency=1', ...faults])) || code

@@ -1,5 +1,5 @@
 // Where a partition's chain of uncommitted ranges starts after a sync, and which range its files
-// report, when the broker's log start has moved past what the participant holds (DESIGN.md
+// report, when the broker's log start has moved past what the participant holds (docs/design.md
 // invariant 3's one allowed gap). Pure.
 //
 // Nothing durable is thrown away on a log-start jump. Ready files that chain from the table's

@@ -240,7 +240,7 @@ export class DatasetParticipant {
 
   /**
    * Stops the record loop and every partition: open segments rotate into ready files that a
-   * restart reuses (DESIGN.md "Rotate ... shutdown"). With `leave`, the group is left at once so
+   * restart reuses (docs/design.md "Rotate ... shutdown"). With `leave`, the group is left at once so
    * the partitions move to other members; without, the membership lasts until the process ends
    * and its session times out (the Kafka client leaves whenever it closes its consumer).
    */

@@ -1,5 +1,5 @@
 // The participant: per assigned Kafka partition, the record path — consume, decode, WAL, upload —
-// and the answers to the coordinator's rounds (issue #4). Imports protocol/ and shared/, never
+// and the answers to the coordinator's rounds. Imports protocol/ and shared/, never
 // coordinator/. Files not re-exported here are internal to participant/.
 export {
   Backpressure,

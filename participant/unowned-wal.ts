@@ -1,5 +1,5 @@
 // WAL folders of partitions this worker no longer owns. A revoked partition rotates its open
-// segments and leaves its ready files, for reuse if the partition comes back (DESIGN.md "Rotate ...
+// segments and leaves its ready files, for reuse if the partition comes back (docs/design.md "Rotate ...
 // a rebalance"). If it does not, the files would stay for good and count against the WAL volume's
 // disk watermark. So every START-COMMIT, which carries the table's offsets, deletes from the
 // folders of unowned partitions the ready files the table already holds. Nothing else: open

@@ -1,4 +1,4 @@
-// The one ControlChannel of a worker (../shared/STYLE.md item 3): it owns the control topic's
+// The one ControlChannel of a worker: it owns the control topic's
 // producer and consumer, decodes what arrives and hands each message to the registered
 // receivers. The coordinator and the participant only implement `receive`.
 //

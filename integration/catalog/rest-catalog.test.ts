@@ -28,8 +28,6 @@ const schema: Schema = {
 }
 const spec = { fields: [{ name: 'ts_day', transform: 'day', 'source-id': 7 }] }
 
-const namespace = [uniqueName('floe_rest')]
-const table: TableIdentifier = { namespace, name: 'events' }
 let catalog: Catalog
 
 function appendOf(metadata: TableMetadata, id: bigint): { snapshot: Snapshot; updates: TableUpdate[] } {
@@ -53,16 +51,40 @@ function appendOf(metadata: TableMetadata, id: bigint): { snapshot: Snapshot; up
   }
 }
 
+// Each test makes its own namespace and table: no test relies on another's state or order.
+const made: TableIdentifier[] = []
+function newTableName(): TableIdentifier {
+  const table = { namespace: [uniqueName('floe_rest')], name: 'events' }
+  made.push(table)
+  return table
+}
+
+async function newTable(): Promise<{ table: TableIdentifier; metadata: TableMetadata }> {
+  const table = newTableName()
+  await catalog.createNamespace(table.namespace)
+  const { metadata } = await catalog.createTable(table, schema, spec)
+  return { table, metadata }
+}
+
+/** Commits an append of snapshot `id` on the table's current snapshot. */
+async function append(table: TableIdentifier, id: bigint): Promise<TableMetadata> {
+  const before = await catalog.loadTable(table)
+  const parent = before.metadata['current-snapshot-id']
+  const requirement = { type: 'assert-ref-snapshot-id' as const, ref: 'main', 'snapshot-id': parent }
+  return (await catalog.commitTable(table, [requirement], appendOf(before.metadata, id).updates)).metadata
+}
+
 before(async () => {
   catalog = await openCatalog({ type: 'rest', uri: endpoints().rest.uri })
 })
 after(async () => {
-  await catalog.dropTable(table, { purge: true }).catch(() => false)
+  for (const table of made) await catalog.dropTable(table, { purge: true }).catch(() => false)
   await catalog.close()
 })
 
 describe('the REST catalog client on the real Iceberg REST catalog', () => {
   test('creates a namespace once, and says when one exists', async () => {
+    const { namespace } = newTableName()
     assert.equal(await catalog.namespaceExists(namespace), false)
     await catalog.createNamespace(namespace)
     await catalog.createNamespace(namespace)
@@ -70,17 +92,19 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
   })
 
   test('creates a table whose ids the catalog assigned exactly as newTableMetadata does', async () => {
-    const created = await catalog.createTable(table, schema, spec)
-    const local = newTableMetadata({ schema, spec, location: created.metadata.location, nowMs: 0 })
-    assert.deepEqual(created.metadata.schemas, local.schemas)
-    assert.deepEqual(created.metadata['partition-specs'], local['partition-specs'])
-    assert.equal(created.metadata['last-column-id'], local['last-column-id'])
-    assert.equal(created.metadata['last-partition-id'], local['last-partition-id'])
-    assert.equal(created.metadata['current-snapshot-id'], null)
-    assert.ok(created.metadata.location.startsWith(endpoints().rest.warehouse))
+    const { metadata } = await newTable()
+    const local = newTableMetadata({ schema, spec, location: metadata.location, nowMs: 0 })
+    assert.deepEqual(metadata.schemas, local.schemas)
+    assert.deepEqual(metadata['partition-specs'], local['partition-specs'])
+    assert.equal(metadata['last-column-id'], local['last-column-id'])
+    assert.equal(metadata['last-partition-id'], local['last-partition-id'])
+    assert.equal(metadata['current-snapshot-id'], null)
+    assert.ok(metadata.location.startsWith(endpoints().rest.warehouse))
   })
 
   test('loads the table back as created', async () => {
+    const { table } = await newTable()
+    const { namespace } = table
     const loaded = await catalog.loadTable(table)
     assert.equal(loaded.metadata['format-version'], 2)
     assert.equal(loaded.metadata.schemas[0]?.fields[1]?.id, 2)
@@ -90,15 +114,16 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
   })
 
   test('refuses a second create, and loads the table when asked to', async () => {
+    const { table } = await newTable()
     await assert.rejects(catalog.createTable(table, schema, spec), (e) => isFloeError(e, 'CATALOG_ALREADY_EXISTS'))
     const loaded = await catalog.createTable(table, schema, spec, { ifExists: 'load' })
     assert.equal(loaded.metadata['table-uuid'], (await catalog.loadTable(table)).metadata['table-uuid'])
   })
 
   test('commits an append whose 63-bit snapshot id round-trips exactly, also for pyiceberg', async () => {
-    const before = await catalog.loadTable(table)
+    const { table, metadata } = await newTable()
     const id = 9223372036854775807n - 12345n
-    const { updates } = appendOf(before.metadata, id)
+    const { updates } = appendOf(metadata, id)
     const committed = await catalog.commitTable(
       table,
       [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': null }],
@@ -112,13 +137,16 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
 
     const seen = await pyiceberg('load', {
       catalog: { name: 'rest', type: 'rest', uri: endpoints().rest.uri },
-      table: `${namespace[0]}.events`,
+      table: `${table.namespace[0]}.events`,
     })
     assert.equal(seen.current_snapshot_id, id.toString())
     assert.equal(seen.properties['floe.offsets.g'], loaded.metadata.properties['floe.offsets.g'])
   })
 
   test('applies an append the way the Java catalog does (applyUpdates agrees with the server)', async () => {
+    // On top of a first snapshot, so the parent, the snapshot log and the metadata log are compared too.
+    const { table } = await newTable()
+    await append(table, 9223372036854775807n - 12345n)
     const before = await catalog.loadTable(table)
     const { updates } = appendOf(before.metadata, 3051729675574597004n)
     const requirements = [
@@ -141,6 +169,9 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
   })
 
   test('answers a commit on a stale assert-ref-snapshot-id with COMMIT_CONFLICT', async () => {
+    const { table } = await newTable()
+    await append(table, 9223372036854775807n - 12345n)
+    await append(table, 3051729675574597004n)
     const current = await catalog.loadTable(table)
     const stale = current.metadata.snapshots[0]!['snapshot-id']
     const { updates } = appendOf(current.metadata, 1234567890123456789n)
@@ -153,6 +184,7 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
   })
 
   test('refuses an update the table cannot take with CATALOG_BAD_REQUEST', async () => {
+    const { table } = await newTable()
     await assert.rejects(
       catalog.commitTable(
         table,

@@ -7,17 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, before, describe, test } from 'node:test'
-import { parseTableIdentifier, SqlCatalog } from '../../shared/catalog/index.ts'
+import { type LoadedTable, parseTableIdentifier, SqlCatalog, type TableIdentifier } from '../../shared/catalog/index.ts'
 import { isFloeError } from '../../shared/errors.ts'
-import {
-  newSnapshotId,
-  nextSequenceNumber,
-  type TableMetadata,
-  type TableUpdate,
-} from '../../shared/iceberg/metadata/index.ts'
+import { newSnapshotId } from '../../shared/iceberg/metadata/index.ts'
 import type { Schema } from '../../shared/iceberg/types.ts'
 import { LocalFileStorage, RoutedStorage } from '../../shared/storage/index.ts'
 import { endpoints, uniqueName } from '../harness.ts'
+import { appendUpdates } from './append-updates.ts'
 import { azuriteFileIo, pyiceberg, sqlCatalog } from './probe.ts'
 
 const schema: Schema = {
@@ -44,22 +40,12 @@ let warehouse: string
 let catalog: SqlCatalog
 const py = () => sqlCatalog(path, name, { warehouse })
 
-function appendUpdates(metadata: TableMetadata, id: bigint): TableUpdate[] {
-  const parent = metadata['current-snapshot-id']
-  return [
-    {
-      action: 'add-snapshot',
-      snapshot: {
-        'snapshot-id': id,
-        ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
-        'sequence-number': nextSequenceNumber(metadata),
-        'timestamp-ms': Date.now(),
-        'manifest-list': `${metadata.location}/metadata/snap-${id}.avro`,
-        summary: { operation: 'append' },
-      },
-    },
-    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
-  ]
+/** A new namespace and table of `schema` for one test: no test relies on another's tables. */
+async function newTable(): Promise<{ table: TableIdentifier; text: string; created: LoadedTable }> {
+  const namespace = uniqueName('analytics')
+  await catalog.createNamespace([namespace])
+  const table = parseTableIdentifier(`${namespace}.events`)
+  return { table, text: `${namespace}.events`, created: await catalog.createTable(table, schema, spec) }
 }
 
 before(async () => {
@@ -74,12 +60,9 @@ after(async () => {
 })
 
 describe('the SQL catalog shared with pyiceberg', () => {
-  const events = parseTableIdentifier('analytics.events')
-
   test('makes a table that pyiceberg SqlCatalog loads with the same schema and spec', async () => {
-    await catalog.createNamespace(['analytics'])
-    const created = await catalog.createTable(events, schema, spec)
-    const seen = await pyiceberg('load', { catalog: py(), table: 'analytics.events' })
+    const { text, created } = await newTable()
+    const seen = await pyiceberg('load', { catalog: py(), table: text })
     assert.equal(seen.metadata_location, created.metadataLocation)
     assert.equal(seen.table_uuid, created.metadata['table-uuid'])
     assert.equal(seen.format_version, 2)
@@ -90,17 +73,17 @@ describe('the SQL catalog shared with pyiceberg', () => {
   })
 
   test('commits an append whose 63-bit snapshot id pyiceberg reads exactly', async () => {
-    const before = await catalog.loadTable(events)
+    const { table, text, created: before } = await newTable()
     const id = 9223372036854775807n - 1n
     const committed = await catalog.commitTable(
-      events,
+      table,
       [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': null }],
       [
         ...appendUpdates(before.metadata, id),
         { action: 'set-properties', updates: { 'floe.offsets.g': '{"t":{"0":7}}' } },
       ],
     )
-    const seen = await pyiceberg('load', { catalog: py(), table: 'analytics.events' })
+    const seen = await pyiceberg('load', { catalog: py(), table: text })
     assert.equal(seen.metadata_location, committed.metadataLocation)
     assert.equal(seen.current_snapshot_id, id.toString())
     assert.equal(seen.last_sequence_number, 1)
@@ -144,17 +127,13 @@ describe('the SQL catalog shared with pyiceberg', () => {
   })
 
   test('lets exactly one of four concurrent committer processes win', async () => {
+    const { text, created: before } = await newTable()
     const committers = Array.from({ length: 4 }, () =>
-      spawn(
-        process.execPath,
-        [join(import.meta.dirname, 'sql-committer.ts'), path, name, warehouse, 'analytics.events'],
-        {
-          stdio: ['pipe', 'pipe', 'inherit'],
-        },
-      ),
+      spawn(process.execPath, [join(import.meta.dirname, 'sql-committer.ts'), path, name, warehouse, text], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      }),
     )
     const lines = committers.map((child) => createInterface({ input: child.stdout })[Symbol.asyncIterator]())
-    const before = await catalog.loadTable(events)
     for (const line of lines) assert.equal((await line.next()).value, 'ready')
     for (const child of committers) child.stdin.write('go\n')
     const outcomes: { outcome: string; id: string }[] = []
@@ -167,7 +146,7 @@ describe('the SQL catalog shared with pyiceberg', () => {
     ])
 
     const winner = outcomes.find((o) => o.outcome === 'committed')!
-    const seen = await pyiceberg('load', { catalog: py(), table: 'analytics.events' })
+    const seen = await pyiceberg('load', { catalog: py(), table: text })
     assert.equal(seen.current_snapshot_id, winner.id)
     assert.equal(seen.snapshot_ids.length, before.metadata.snapshots.length + 1)
   })

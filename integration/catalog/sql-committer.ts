@@ -4,8 +4,9 @@
 import { once } from 'node:events'
 import { parseTableIdentifier, SqlCatalog } from '../../shared/catalog/index.ts'
 import { isFloeError } from '../../shared/errors.ts'
-import { newSnapshotId, nextSequenceNumber } from '../../shared/iceberg/metadata/index.ts'
+import { newSnapshotId } from '../../shared/iceberg/metadata/index.ts'
 import { LocalFileStorage } from '../../shared/storage/index.ts'
+import { appendUpdates } from './append-updates.ts'
 
 const [path, name, warehouse, tableName] = process.argv.slice(2)
 if (!path || !name || !warehouse || !tableName)
@@ -14,7 +15,6 @@ const table = parseTableIdentifier(tableName)
 const catalog = await SqlCatalog.open({ path, name, warehouse, storage: new LocalFileStorage() })
 const { metadata } = await catalog.loadTable(table)
 const id = newSnapshotId(metadata)
-const parent = metadata['current-snapshot-id']
 
 process.stdout.write('ready\n')
 process.stdin.setEncoding('utf8')
@@ -24,21 +24,8 @@ let outcome: string
 try {
   await catalog.commitTable(
     table,
-    [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
-    [
-      {
-        action: 'add-snapshot',
-        snapshot: {
-          'snapshot-id': id,
-          ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
-          'sequence-number': nextSequenceNumber(metadata),
-          'timestamp-ms': Date.now(),
-          'manifest-list': `${metadata.location}/metadata/snap-${id}.avro`,
-          summary: { operation: 'append', 'floe.commit-id': `pid-${process.pid}` },
-        },
-      },
-      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
-    ],
+    [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': metadata['current-snapshot-id'] }],
+    appendUpdates(metadata, id, { operation: 'append', 'floe.commit-id': `pid-${process.pid}` }),
   )
   outcome = 'committed'
 } catch (error) {

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { KafkaAdmin } from '../../shared/kafka/index.ts'
-import { endpoints, uniqueName } from '../harness.ts'
+import { endpoints, stackConfigYaml, uniqueName } from '../harness.ts'
 
 const run = promisify(execFile)
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
@@ -32,12 +32,7 @@ describe('floe validate', () => {
     config = join(dir, 'floe.yaml')
     await writeFile(
       config,
-      `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-ingestion:
+      `${stackConfigYaml('it-validate')}ingestion:
   wal:
     dir: ${join(dir, 'wal')}
 datasets:

@@ -15,7 +15,7 @@ import { parseJson } from '../../shared/json/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../../shared/kafka/index.ts'
 import { RoutedStorage } from '../../shared/storage/index.ts'
 import { createMetrics, type FloeMetrics } from '../../shared/telemetry/index.ts'
-import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { endpoints, stackConfigYaml, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
 import {
   emptyStatus,
   FakeParticipants,
@@ -161,14 +161,7 @@ describe('the dataset coordinator on the local stack', () => {
     configFile = join(dir, 'floe.yaml')
     await writeFile(
       configFile,
-      `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${groupPrefix}
-  controlTopic: ${controlTopic}
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-ingestion:
+      `${stackConfigYaml('it-coord', { groupPrefix, controlTopic })}ingestion:
   wal:
     dir: ${join(dir, 'wal')}
 datasets:

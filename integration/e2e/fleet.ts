@@ -234,7 +234,7 @@ log:
 
   /**
    * Starts `worker` again after it exited, as the same machine: same worker id, same WAL folder
-   * (what a crash left there is recovered or dropped, DESIGN.md "Recovery"), a log of its own.
+   * (what a crash left there is recovered or dropped, docs/design.md "Recovery"), a log of its own.
    */
   async restart(worker: WorkerProcess): Promise<WorkerProcess> {
     // A kill just sent is not an exit yet: give the process a moment to go.
@@ -298,8 +298,12 @@ log:
     return badEventsIn(this.dlqTopic, new Set(this.badIds), timeoutMs)
   }
 
-  /** Waits until pyiceberg sees as many rows as ids were produced, or the deadline passes. */
-  async waitForAll(timeoutMs: number): Promise<VerifyResult> {
+  /**
+   * Waits until pyiceberg sees every produced id, or the deadline passes. A step inside a test
+   * (the fleet has caught up), never its verdict: a duplicate can still land after the first
+   * moment every id is there. `waitSettled` is the verdict.
+   */
+  async waitUntilAllSeen(timeoutMs: number): Promise<VerifyResult> {
     const idsFile = join(this.dir, 'ids.txt')
     await writeFile(idsFile, `${this.ids.join('\n')}\n`)
     const deadline = Date.now() + timeoutMs
@@ -334,14 +338,15 @@ log:
   }
 
   /**
-   * Waits for every id, then lets `settleIntervals` commit intervals pass and reads the table
-   * again: a late duplicate (a zombie's commit, a retried upload) lands in that time and is seen.
+   * The verdict of a test: waits for every id, then lets `settleMs` pass (three commit intervals
+   * unless a test says otherwise) and reads the table again, so a late duplicate (a zombie's
+   * commit, a retried upload) lands in that time and is seen. `assertEveryIdOnce` takes only this.
    */
-  async waitSettled(timeoutMs: number, settleIntervals = 3): Promise<VerifyResult> {
-    const first = await this.waitForAll(timeoutMs)
-    if (first.error || first.ids?.missing !== 0) return first
-    await sleep(settleIntervals * this.commitIntervalMs)
-    return this.waitForAll(timeoutMs)
+  async waitSettled(timeoutMs: number, settleMs = 3 * this.commitIntervalMs): Promise<SettledResult> {
+    const first = await this.waitUntilAllSeen(timeoutMs)
+    if (first.error || first.ids?.missing !== 0) return { ...first, settledMs: 0 }
+    await sleep(settleMs)
+    return { ...(await this.waitUntilAllSeen(timeoutMs)), settledMs: settleMs }
   }
 
   async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -375,8 +380,13 @@ log:
   }
 }
 
-/** The exactly-once verdict on a pyiceberg report: every id of `fleet` in the table once, nothing else. */
-export function assertEveryIdOnce(fleet: Fleet, report: VerifyResult): void {
+/** A table read made after a settling time (`Fleet.waitSettled`), the only kind a verdict accepts. */
+export interface SettledResult extends VerifyResult {
+  readonly settledMs: number
+}
+
+/** The exactly-once verdict on a settled pyiceberg report: every id of `fleet` in the table once, nothing else. */
+export function assertEveryIdOnce(fleet: Fleet, report: SettledResult): void {
   assert.equal(report.error, undefined, report.error)
   assert.deepEqual(
     {

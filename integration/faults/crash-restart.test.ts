@@ -1,6 +1,6 @@
 // kill -9 of a worker that then starts again as the same machine, on the WAL folder it left: its
 // active segments (no footer) are deleted, its ready files are reused when they start at the
-// table's offset and deleted otherwise (DESIGN.md "Recovery"). The fleet tests in e2e/ give each
+// table's offset and deleted otherwise (docs/design.md "Recovery"). The fleet tests in e2e/ give each
 // new worker a fresh folder; here recovery meets what a crash really leaves behind.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'

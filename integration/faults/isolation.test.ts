@@ -1,4 +1,4 @@
-// Datasets are isolated (DESIGN.md invariant 10), on the real stack with one real `floe run`
+// Datasets are isolated (docs/design.md invariant 10), on the real stack with one real `floe run`
 // worker: dataset A keeps its data files on Azurite, dataset B on local storage, both in the REST
 // catalog. Azurite is frozen (SIGSTOP) for well over a commit interval: B keeps committing every
 // interval and its new events land while A's storage answers nothing; after the thaw A catches up,

@@ -1,4 +1,4 @@
-// Kafka retention under a live worker, on the real stack (DESIGN.md invariants 3 and 10): records
+// Kafka retention under a live worker, on the real stack (docs/design.md invariants 3 and 10): records
 // deleted on one partition past the worker's position are handled for that partition alone, the
 // partition resumes at the log start, the records are counted and logged as skipped once, the
 // table's progress and lost-records summary say where it resumed, and what the worker had already
@@ -62,7 +62,7 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     const worker = await fleet.start()
     await fleet.waitFor(() => worker.logged('worker started'), 60_000, 'the worker to start')
     for (const partition of [0, 1, 2]) await fleet.produce(200, { batch: 200, partition: partition })
-    const settled = await fleet.waitForAll(120_000)
+    const settled = await fleet.waitUntilAllSeen(120_000)
     assert.equal(settled.ids?.missing, 0)
 
     // Read into the WAL but not committed yet (the next round is up to `interval` s away): these
@@ -87,11 +87,8 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     for (const partition of [0, 1, 2]) await fleet.produce(100, { batch: 100, partition: partition })
     worker.kill('SIGCONT')
 
-    const report = await fleet.waitForAll(180_000)
-    assertEveryIdOnce(fleet, report)
     // A late duplicate or a late arrival of a deleted record must have time to show.
-    await sleep(3 * interval * 1000)
-    const settledReport = await fleet.waitForAll(30_000)
+    const settledReport = await fleet.waitSettled(180_000, 3 * interval * 1000)
     assertEveryIdOnce(fleet, settledReport)
 
     // The table says where partition 1 resumed and what it lost: exactly the deleted records the
@@ -148,7 +145,7 @@ describe('retention past a restarted worker on the real stack', () => {
     const first = await fleet.start('machine')
     await fleet.waitFor(() => starts(first) === 1, 60_000, 'the worker to start')
     for (const partition of [0, 1]) await fleet.produce(100, { batch: 100, partition: partition })
-    assert.equal((await fleet.waitForAll(120_000)).ids?.missing, 0)
+    assert.equal((await fleet.waitUntilAllSeen(120_000)).ids?.missing, 0)
     first.kill('SIGTERM')
     assert.equal(await first.exited, 0)
 
@@ -200,10 +197,7 @@ describe('retention past a restarted worker on the real stack', () => {
 
     // It joins once the killed member's session has expired.
     const third = await fleet.start('machine')
-    const report = await fleet.waitForAll(240_000)
-    assertEveryIdOnce(fleet, report)
-    await sleep(3 * interval * 1000)
-    const settled = await fleet.waitForAll(30_000)
+    const settled = await fleet.waitSettled(240_000, 3 * interval * 1000)
     assertEveryIdOnce(fleet, settled)
 
     const lost = settled.snapshots

@@ -3,8 +3,7 @@
 // when the test ends, even when it fails.
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import { assertEveryIdOnce, type Fleet, type WorkerProcess } from '../e2e/fleet.ts'
-import type { VerifyResult } from '../harness.ts'
+import { assertEveryIdOnce, type Fleet, type SettledResult, type WorkerProcess } from '../e2e/fleet.ts'
 import { freezeService, restartBroker, thawService } from '../stack/index.ts'
 
 export const minute = 60_000
@@ -15,7 +14,7 @@ export const fastFleet = { commitIntervalSeconds: 2, commitTimeoutSeconds: 5, se
 /** One malformed event in this many: each must end in the DLQ topic and never in the table. */
 export const badEvery = 50
 
-export async function assertExactlyOnce(fleet: Fleet, report: VerifyResult): Promise<void> {
+export async function assertExactlyOnce(fleet: Fleet, report: SettledResult): Promise<void> {
   assertEveryIdOnce(fleet, report)
   const dead = await fleet.deadLettered(minute)
   assert.equal(dead.size, fleet.badIds.length, `malformed events in the DLQ: ${dead.size} of ${fleet.badIds.length}`)

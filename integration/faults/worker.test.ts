@@ -96,7 +96,7 @@ describe('a worker never dies silently', () => {
     const port = metricsPort(worker)
     await until('ready', 60_000, async () => (await readyz(port)) === 200)
     await fleet.produce(1500)
-    let result = await fleet.waitForAll(90_000)
+    let result = await fleet.waitUntilAllSeen(90_000)
     assert.equal(result.ids?.missing, 0, JSON.stringify(result.ids))
 
     freezeService('kafka')
@@ -108,10 +108,7 @@ describe('a worker never dies silently', () => {
     assert.ok(worker.running)
 
     await fleet.produce(1500)
-    result = await fleet.waitForAll(120_000)
-    // A late duplicate must have time to show: a few commit intervals more, then count again.
-    await sleep(8000)
-    result = await fleet.waitForAll(30_000)
+    result = await fleet.waitSettled(120_000, 8000)
     assert.deepEqual(
       { missing: result.ids?.missing, duplicated: result.ids?.duplicated, unexpected: result.ids?.unexpected },
       { missing: 0, duplicated: 0, unexpected: 0 },

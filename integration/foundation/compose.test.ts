@@ -1,6 +1,7 @@
 // docker-compose.yml stays correct for users who have Docker: it parses, every published port is
 // on loopback, three workers share one configuration file that exists. Where Debian's
-// docker-compose is installed, its own `config` validation runs too.
+// docker-compose is installed, its own `config` validation runs too; where it is not, that test
+// is skipped visibly (a failure in CI, which installs it: .ci/run).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -38,7 +39,8 @@ test('docker-compose config accepts the file where docker-compose is installed',
   try {
     version = execFileSync('docker-compose', ['version', '--short'], { encoding: 'utf8' }).trim()
   } catch {
-    t.diagnostic('docker-compose is not installed here; the structural check above still ran')
+    // Visible in the run's skip list, and a failure in CI, which has docker-compose.
+    t.skip('needs docker-compose, which is not installed here (the structural check above still ran)')
     return
   }
   execFileSync('docker-compose', ['-f', join(root, 'docker-compose.yml'), 'config', '-q'], { stdio: 'pipe' })

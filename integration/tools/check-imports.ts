@@ -1,4 +1,4 @@
-// The import rules of ../shared/STYLE.md, as a lint step of `npm run check`:
+// The project's two import rules (README "Layout"), as a lint step of `npm run check`:
 //
 // 1. Dependencies point one way: shared <- protocol <- {coordinator, participant} <- cli;
 //    coordinator and participant never import each other; integration/ and bench/ may import anything.

@@ -1,4 +1,4 @@
-// One dataset's view of the worker's backpressure (DESIGN.md invariant 10: a dataset's trouble
+// One dataset's view of the worker's backpressure (docs/design.md invariant 10: a dataset's trouble
 // stays that dataset's). What is legitimately one per worker stays on the worker's monitor: the
 // WAL disk is one disk, and open segments share one heap. The upload backlog is the dataset's own:
 // ready files of a dataset whose storage is down pile up for that dataset alone, and pausing every

@@ -1,4 +1,4 @@
-// The participant's backpressure (issue #4, item 7): the WAL volume's disk watermark, the bytes
+// The participant's backpressure: the WAL volume's disk watermark, the bytes
 // waiting for upload and the memory of open segments -> pause / resume of the worker's consumers,
 // with hysteresis. Files not re-exported here are internal.
 export { DatasetBackpressure, type DatasetBackpressureOptions, type PressureSource } from './dataset.ts'

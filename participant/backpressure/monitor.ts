@@ -1,5 +1,5 @@
 // The worker's backpressure: when to stop consuming so that a storage or catalog outage turns into
-// consumer lag instead of a full disk or an out-of-memory crash (DESIGN.md, "The record path").
+// consumer lag instead of a full disk or an out-of-memory crash (docs/design.md, "The record path").
 //
 // Three inputs, each with its own latch (pause at the limit, resume only well below it, so a
 // value hovering at the limit does not flap the consumers):

@@ -7,73 +7,15 @@
 // conversion. The phases run the decoder's own methods over precomputed inputs; conversion is
 // (mapping + conversion) minus mapping, since convert() reads what map() wrote.
 import type { StructValue } from '../../shared/iceberg/index.ts'
+import { benchEvent, benchMapping, benchSchema } from './bench-events.ts'
 import { RecordDecoder } from './decoder.ts'
 import { datasetOf } from './test-support.ts'
 import { utf8Text, withinDepth } from './text.ts'
 
-const mapping = {
-  event_id: 'id',
-  ts: 'timestamp',
-  sent: 'sent_ms',
-  user_id: 'user.id',
-  user_name: 'user.name',
-  country: 'user.geo.country',
-  kind: 'type',
-  amount: 'details.amount',
-  currency: 'details.currency',
-  ok: 'details.ok',
-  seq: 'context.session.seq',
-  tags: 'user.tags',
-}
-const schema = {
-  event_id: 'string not null',
-  ts: 'timestamptz',
-  sent: 'timestamptz',
-  user_id: 'long',
-  user_name: 'string',
-  country: 'string',
-  kind: 'string',
-  amount: 'double',
-  currency: 'string',
-  ok: 'boolean',
-  seq: 'long',
-  tags: 'list<string>',
-}
-
-function event(i: number): Buffer {
-  const ms = 1_709_290_800_000 + i * 37
-  const body = {
-    id: `evt-${i.toString(36).padStart(8, '0')}`,
-    timestamp: new Date(ms).toISOString(),
-    sent_ms: ms + 5,
-    type: ['click', 'view', 'purchase', 'scroll'][i % 4],
-    user: {
-      id: 1_000_000 + (i % 50_000),
-      name: `user ${i % 50_000}`,
-      email: `user${i % 50_000}@example.com`,
-      geo: { country: ['CH', 'DE', 'FR', 'JP'][i % 4], city: 'Zürich', lat: 47.3769, lon: 8.5417 },
-      tags: ['beta', 'mobile', `cohort-${i % 12}`],
-    },
-    details: { amount: (i % 10_000) / 100, currency: 'EUR', ok: i % 3 !== 0, sku: `SKU-${i % 997}`, qty: i % 5 },
-    context: {
-      session: { id: `s-${(i * 7919) % 100_000}`, seq: i % 1000 },
-      app: { name: 'shop', version: '4.12.1', build: 20240301 },
-      device: { os: 'Android', model: 'Pixel 8', screen: { w: 1080, h: 2400 } },
-      page: { url: `https://shop.example.com/p/${i % 997}?ref=home&utm_source=newsletter`, referrer: null },
-    },
-    flags: [true, false, i % 2 === 0],
-  }
-  const base = JSON.stringify({ ...body, note: '' })
-  // Pad to 1,024 bytes with text an event would carry (a description, a user agent).
-  return Buffer.from(
-    JSON.stringify({ ...body, note: 'lorem ipsum '.repeat(100).slice(0, 1024 - Buffer.byteLength(base)) }),
-  )
-}
-
 const count = Number(process.argv[2] ?? 20_000)
-const events = Array.from({ length: count }, (_, i) => event(i))
+const events = Array.from({ length: count }, (_, i) => benchEvent(i))
 const totalBytes = events.reduce((sum, e) => sum + e.length, 0)
-const dataset = datasetOf(mapping, schema)
+const dataset = datasetOf(benchMapping, benchSchema)
 const options = { maxRecordBytes: 1 << 20 }
 const fast = new RecordDecoder(dataset, options)
 const interpreted = new RecordDecoder(dataset, options, { plainPaths: false })

@@ -1,4 +1,4 @@
-// The participant's decode step (issue #4, item 3): a Kafka record's JSON value -> one row of the
+// The participant's decode step: a Kafka record's JSON value -> one row of the
 // dataset's table through its customMapping (JMESPath) and Iceberg types, and the dead-letter
 // record of a refused one. Files not re-exported here (mapping.ts, text.ts, the RecordDecoder
 // class) are internal; decode.bench.ts is the benchmark, outside the tests.

@@ -1,6 +1,6 @@
 // A dataset's customMapping compiled once: one JMESPath syntax tree per column, evaluated with
 // @jmespath-community/jmespath's TreeInterpreter (the `jmespath` package re-parses the expression
-// on every call and measured 15x slower; research/jslibs.md).
+// on every call and measured 4-16x slower; docs/decisions.md, "Mapping").
 //
 // Plain dotted paths (`user.id`, `a."b c".d`) skip the interpreter: a loop over the precomputed
 // field names. Measured with decode.bench.ts (12 columns, all plain paths, 20,000 distinct 1 KiB

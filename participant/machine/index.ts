@@ -1,4 +1,4 @@
-// The participant's control machine (issue #5): one xstate actor per assigned Kafka partition,
+// The participant's control machine: one xstate actor per assigned Kafka partition,
 // with the pure questions it asks of START-COMMIT and ACK-COMMIT. The runner provides the actors
 // (`participantMachine.provide({ actors })`) and feeds it the events participantEventOf makes
 // of control messages. Internal: participant.setup.ts (the vocabulary participantMachine is made

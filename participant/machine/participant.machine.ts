@@ -1,4 +1,4 @@
-// One assigned Kafka partition's control state (DESIGN.md "The protocol"), two parallel regions:
+// One assigned Kafka partition's control state (docs/design.md "The protocol"), two parallel regions:
 //
 //   ingest: syncing -> writing <-> paused        (syncing again on a resync request)
 //   commit: idle -> flushing -> sending -> reported -> acknowledging -> idle

@@ -51,7 +51,7 @@ export interface PartitionRef {
 
 /**
  * syncPartition: position the consumer from the table (invariant 2) and make the WAL agree with
- * it (DESIGN.md "Recovery"): rotate or drop open segments, delete ready files not starting at
+ * it (docs/design.md "Recovery"): rotate or drop open segments, delete ready files not starting at
  * the table's offset, keep those that do. Output: where the consumer now is.
  */
 export type SyncInput = PartitionRef & SyncRequest

@@ -1,4 +1,4 @@
-// Public surface of the participant's write-ahead log (issue #4): one PartitionLog per assigned
+// Public surface of the participant's write-ahead log: one PartitionLog per assigned
 // Kafka partition (append, rotation triggers, rotate, upload bookkeeping, deletes, memory and
 // disk accounting), the recovery of a partition's WAL folder at start, and the file names.
 // Files not re-exported here are internal: open-segments.ts (routing rows to one segment per

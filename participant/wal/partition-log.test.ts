@@ -4,13 +4,12 @@ import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../../shared/index.ts'
 import { parseWalFileName, readyFileName } from './names.ts'
-import { PartitionLog, type PartitionLogOptions } from './partition-log.ts'
+import type { PartitionLog, PartitionLogOptions } from './partition-log.ts'
 import { recoverPartition } from './recovery.ts'
 import {
-  daysAndCountries,
-  eventSchema,
   events,
   needsPyarrow,
+  partitionLogIn,
   readWithPyarrow,
   SettableClock,
   temporaryDirectory,
@@ -22,16 +21,7 @@ const topic = 'clicks_eu.v1'
 const partition = 5
 
 function logIn(dir: string, options: Partial<PartitionLogOptions> = {}): PartitionLog {
-  return new PartitionLog({
-    dir,
-    topic,
-    partition,
-    schema: eventSchema,
-    spec: daysAndCountries,
-    startOffset: 100n,
-    clock: new SettableClock(),
-    ...options,
-  })
+  return partitionLogIn(dir, { topic, partition }, { clock: new SettableClock(), ...options })
 }
 
 async function filesIn(dir: string): Promise<string[]> {

@@ -1,5 +1,5 @@
 // Which WAL files of one Kafka partition survive a restart, decided from their names and the
-// table's next offset alone (DESIGN.md, "Recovery at start"). Pure, so every crash point is a
+// table's next offset alone (docs/design.md, "Recovery at start"). Pure, so every crash point is a
 // table-driven test.
 //
 // Beyond the design's four rules, the plan treats a rotation as one unit: all segments of one

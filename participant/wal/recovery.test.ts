@@ -3,9 +3,9 @@ import { readdir, readFile, rename, truncate, writeFile } from 'node:fs/promises
 import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
 import { activeFileName } from './names.ts'
-import { PartitionLog, type PartitionLogOptions } from './partition-log.ts'
+import type { PartitionLog, PartitionLogOptions } from './partition-log.ts'
 import { pruneBehindTable, recoverPartition } from './recovery.ts'
-import { daysAndCountries, eventSchema, events, temporaryDirectory } from './test-support.ts'
+import { daysAndCountries, events, partitionLogIn, temporaryDirectory } from './test-support.ts'
 import type { Rotation } from './types.ts'
 
 const topic = 'orders'
@@ -13,16 +13,7 @@ const partition = 2
 const scope = { topic, partition, specId: daysAndCountries['spec-id'] }
 
 function logIn(dir: string, options: Partial<PartitionLogOptions> = {}): PartitionLog {
-  return new PartitionLog({
-    dir,
-    topic,
-    partition,
-    schema: eventSchema,
-    spec: daysAndCountries,
-    startOffset: 100n,
-    rowGroupRows: 5,
-    ...options,
-  })
+  return partitionLogIn(dir, { topic, partition }, { rowGroupRows: 5, ...options })
 }
 
 /** Two rotations, [100,140) and [140,160), then rows in open segments and a crash (no close). */

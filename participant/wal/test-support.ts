@@ -1,5 +1,6 @@
 // Helpers for this folder's tests only: temporary folders that clean up after themselves, a
-// settable clock, an event schema with several Iceberg partitions, and the pyarrow reader.
+// settable clock, an event schema with several Iceberg partitions, a PartitionLog on it, and
+// the pyarrow reader.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -8,6 +9,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
 import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
+import { PartitionLog, type PartitionLogOptions } from './partition-log.ts'
 import type { Clock } from './types.ts'
 
 const stackDirectory = process.env['FLOE_STACK_DIR'] ?? join(import.meta.dirname, '..', '..', '.stack')
@@ -15,7 +17,9 @@ const python = join(stackDirectory, 'venv', 'bin', 'python')
 const readerScript = join(import.meta.dirname, 'testdata', 'read_segments.py')
 
 /** Options for tests that read files back with pyarrow: skipped, and saying so, without the venv. */
-export const needsPyarrow = { skip: existsSync(python) ? false : `no Python venv at ${python}: npm run stack -- up` }
+export const needsPyarrow = {
+  skip: existsSync(python) ? false : `needs python with pyarrow (the venv ${python}): npm run stack -- setup`,
+}
 
 export async function temporaryDirectory(t: TestContext): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'floe-wal-'))
@@ -88,4 +92,23 @@ export async function readWithPyarrow(column: string, paths: readonly string[]):
     maxBuffer: 64 * 1024 * 1024,
   })
   return JSON.parse(stdout) as PyarrowSegment[]
+}
+
+/**
+ * A PartitionLog in `dir` for one Kafka partition, on eventSchema partitioned by daysAndCountries,
+ * its first range starting at offset 100; `options` adds or overrides the rest.
+ */
+export function partitionLogIn(
+  dir: string,
+  kafka: { topic: string; partition: number },
+  options: Partial<PartitionLogOptions> = {},
+): PartitionLog {
+  return new PartitionLog({
+    dir,
+    ...kafka,
+    schema: eventSchema,
+    spec: daysAndCountries,
+    startOffset: 100n,
+    ...options,
+  })
 }

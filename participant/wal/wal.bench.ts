@@ -8,34 +8,16 @@ import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
+import type { PartitionSpec, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { openDataFile } from '../../shared/parquet/index.ts'
+import { eventPool, schema } from './bench-rows.ts'
 import { PartitionLog } from './index.ts'
 
 const totalRows = Number(process.argv[2] ?? 1_000_000)
 const runs = Number(process.argv[3] ?? 5)
 const batchRows = 10_000 // about one poll of Kafka records
 const rotateEvery = 200_000
-
-const schema: Schema = {
-  type: 'struct',
-  'schema-id': 0,
-  fields: [
-    { id: 1, name: 'event_id', required: true, type: 'uuid' },
-    { id: 2, name: 'ts', required: true, type: 'timestamptz' },
-    { id: 3, name: 'user_id', required: true, type: 'long' },
-    { id: 4, name: 'session_id', required: true, type: 'string' },
-    { id: 5, name: 'event_type', required: true, type: 'string' },
-    { id: 6, name: 'page', required: true, type: 'string' },
-    { id: 7, name: 'referrer', required: false, type: 'string' },
-    { id: 8, name: 'amount', required: false, type: 'double' },
-    { id: 9, name: 'quantity', required: true, type: 'long' },
-    { id: 10, name: 'country', required: true, type: 'string' },
-    { id: 11, name: 'device', required: true, type: 'string' },
-    { id: 12, name: 'payload', required: true, type: 'string' },
-  ],
-}
 
 const onePartition: PartitionSpec = {
   'spec-id': 0,
@@ -47,40 +29,6 @@ const sixteenPartitions: PartitionSpec = {
     { 'source-id': 2, 'field-id': 1000, name: 'ts_day', transform: 'day' },
     { 'source-id': 3, 'field-id': 1001, name: 'user_bucket', transform: 'bucket[16]' },
   ],
-}
-
-const eventTypes = ['view', 'click', 'purchase', 'add_to_cart', 'remove', 'search', 'login', 'logout']
-const countries = Array.from({ length: 20 }, (_, i) => `C${String.fromCharCode(65 + i)}`)
-const devices = ['ios', 'android', 'web', 'tablet', 'tv']
-
-/** Distinct rows, cycled through; strings come out of JSON.parse as in the real pipeline. */
-function eventPool(size: number): StructValue[] {
-  const start = 1_700_000_000_000_000n // every ts of the run falls on one day
-  return Array.from({ length: size }, (_, i) => {
-    const message = JSON.parse(
-      JSON.stringify({
-        event_id: randomUUID(),
-        session_id: randomUUID(),
-        page: `/catalog/item/${Math.floor(Math.random() * 1000)}`,
-        referrer: i % 2 === 0 ? null : `https://example.com/ref/${i % 97}`,
-        payload: JSON.stringify({ a: i, b: randomUUID(), c: 'x'.repeat(60 + (i % 40)), d: [1, 2, 3] }),
-      }),
-    )
-    return {
-      event_id: new Uint8Array(Buffer.from(message.event_id.replaceAll('-', ''), 'hex')),
-      ts: start + BigInt(i) * 1_000n,
-      user_id: BigInt(Math.floor(Math.random() * 5_000_000)),
-      session_id: message.session_id,
-      event_type: eventTypes[i % eventTypes.length] as string,
-      page: message.page,
-      referrer: message.referrer,
-      amount: i % 100 === 0 ? null : Math.round(Math.random() * 100_000) / 100,
-      quantity: BigInt(1 + (i % 5)),
-      country: countries[i % countries.length] as string,
-      device: devices[i % devices.length] as string,
-      payload: message.payload,
-    }
-  })
 }
 
 /** The batches of one run, sliced once so slicing is not measured. */

@@ -1,6 +1,6 @@
 // Floe's control protocol: every message on the control topic is one Envelope.
 //
-// Evolution rules (these messages are versioned facts, ../shared/STYLE.md item 6):
+// Evolution rules (these messages are versioned facts):
 // - A field number, once used, is never used again for anything else. A retired field moves its
 //   number and name into a `reserved` line of its message.
 // - Adding a field or a body is a compatible change: it keeps Envelope.version. Decoders ignore

@@ -1,4 +1,4 @@
-// Read-committed filtering of fetched record batches (DESIGN.md invariant 9), done here the way
+// Read-committed filtering of fetched record batches (docs/design.md invariant 9), done here the way
 // Kafka's Java consumer does it instead of trusting the client library's filter: that one keeps
 // one aborted range per producer per response (a second abort by the same producer in one
 // response lands) and leaves an aborted transaction alone when its abort marker is not in the same

@@ -1,4 +1,4 @@
-// One fetch response, partition by partition (DESIGN.md invariants 9 and 10): each partition's
+// One fetch response, partition by partition (docs/design.md invariants 9 and 10): each partition's
 // error code is that partition's alone, and each partition's batches are filtered for aborted
 // transactions here. The client library throws for the whole response when any one partition has
 // an error code (its fetch() does not return the others' records); the response still rides on the

@@ -157,7 +157,7 @@ export class GroupReader {
    * Partitions the caller leaves out are not read (that is how a partition is paused). A partition
    * that answers with an error comes back with that error and nothing read (out of range: flagged
    * for the caller; not leader and the like: the cluster is learned again for the next fetch);
-   * the other partitions of the same request are read as usual (DESIGN.md invariant 10).
+   * the other partitions of the same request are read as usual (docs/design.md invariant 10).
    */
   async fetch(positions: ReadonlyMap<number, bigint>): Promise<FetchedPartition[]> {
     if (positions.size === 0) return []

@@ -24,7 +24,9 @@ const stackDirectory = process.env['FLOE_STACK_DIR'] ?? join(import.meta.dirname
 export const python = join(stackDirectory, 'venv', 'bin', 'python')
 
 /** Options for tests that read files back with pyarrow: skipped, and saying so, without the stack's venv. */
-export const needsPyarrow = { skip: existsSync(python) ? false : `no Python venv at ${python}: npm run stack -- up` }
+export const needsPyarrow = {
+  skip: existsSync(python) ? false : `needs python with pyarrow (the venv ${python}): npm run stack -- setup`,
+}
 const readerScript = join(import.meta.dirname, 'testdata', 'read_parquet.py')
 
 export async function temporaryDirectory(t: TestContext): Promise<string> {

@@ -1,5 +1,5 @@
 // Floe's progress marker: which Kafka offsets a consumer group has committed into a table
-// (DESIGN.md invariants 1 and 8). The marker is JSON `{"topic": {"0": 123, ...}}` of next offsets,
+// (docs/design.md invariants 1 and 8). The marker is JSON `{"topic": {"0": 123, ...}}` of next offsets,
 // cumulative for every partition the group ever committed, carried in the summary of every Floe
 // snapshot and mirrored in a table property that survives snapshot expiry. Pure. Shared: the participant positions from it, the coordinator checks against it, `floe status`
 // reports it.

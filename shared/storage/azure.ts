@@ -69,7 +69,7 @@ function failure(error: unknown, operation: string, location: string): unknown {
   )
 }
 
-/** Upload blocks of 8 MiB, 4 at a time: measured at 230-360 MB/s on Azurite (research/jslibs.md). */
+/** Upload blocks of 8 MiB, 4 at a time: measured at 358 MB/s on Azurite (docs/decisions.md, "Azure uploads"). */
 const blockSize = 8 * 1024 * 1024
 const concurrency = 4
 

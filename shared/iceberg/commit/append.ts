@@ -1,4 +1,4 @@
-// One atomic append to an Iceberg table through any catalog: the commit loop of DESIGN.md
+// One atomic append to an Iceberg table through any catalog: the commit loop of docs/design.md
 // invariants 3 and 4. Every attempt reloads the table, asks the caller to re-check what it is
 // about to commit against that table (Floe's contiguity check sits there), writes a snapshot on
 // top of the current `main`, and commits it with `assert-ref-snapshot-id`. A conflict (409, lost

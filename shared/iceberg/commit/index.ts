@@ -1,5 +1,5 @@
 // Committing to an Iceberg table: one atomic append per call, with the re-check, conflict and
-// unknown-outcome handling of DESIGN.md's invariants. Files not re-exported here are internal.
+// unknown-outcome handling of docs/design.md's invariants. Files not re-exported here are internal.
 export {
   type AppendContent,
   type AppendRequest,

@@ -3,7 +3,7 @@
 // Why not avsc's own BlockEncoder/BlockDecoder: a BlockEncoder built from a Type writes
 // `Type.getSchema()` into the header, and avsc 5.7.9 drops unknown attributes there even with
 // `exportAttrs` — every `field-id`, `element-id`, `logicalType: "map"` and `iceberg-field-name`
-// that Iceberg readers resolve columns by would be gone (research/jslibs.md §2). Its streams are
+// that Iceberg readers resolve columns by would be gone (docs/decisions.md, "Avro"). Its streams are
 // also asynchronous while manifests are small, whole-buffer artefacts. So the header carries the
 // raw schema JSON verbatim and records are encoded with avsc's `Type.encode`.
 //

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { PartitionSpec, StructValue } from '../types.ts'
+import type { PartitionSpec } from '../types.ts'
 import {
   type ContentFile,
   ManifestEntryStatus,
@@ -13,45 +13,42 @@ import {
   writeManifest,
   writeManifestList,
 } from './index.ts'
-import { dataFile, daySpec, serializeBoundForTests, tableSchema } from './testing.ts'
+import { dataFile, daySpec, fullStatisticsFile, serializeBoundForTests, tableSchema, widePartition } from './testing.ts'
 
 export const snapshotId = 3051729675574597004n
 export const parentSnapshotId = 3051729675574597003n
 export const earlierSnapshotId = 3051729675574597002n
 
-export const widePartition: StructValue = {
-  ts_day: 19_723,
-  ts_hour: 473_352,
-  category: 'ünïcode ✓',
-  id_bucket: 7,
-  id: -9_223_372_036_854_775_808n,
-  amount: -12_345n,
-  device: Uint8Array.from(Buffer.from('123e4567e89b12d3a456426614174000', 'hex')),
-  flag: true,
-  payload_trunc: Uint8Array.of(0xff, 0x00),
-  score: 2.5,
-  code: Uint8Array.of(1, 2, 3, 4),
-  'meta.region': 'eu-west',
-  ts: 1_704_067_200_000_000n,
-}
-
 export function fullFile(spec: PartitionSpec): ContentFile {
   const partition = Object.fromEntries(spec.fields.map((f) => [f.name, widePartition[f.name] ?? null]))
   return {
-    ...dataFile(1, partition, spec['spec-id']),
-    columnSizes: new Map([
-      [1, 123n],
-      [2, 9_007_199_254_740_993n],
-    ]),
-    valueCounts: new Map([[1, 10n]]),
-    nullValueCounts: new Map([[2, 0n]]),
-    nanValueCounts: new Map([[9, 1n]]),
-    lowerBounds: new Map([[1, Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0)]]),
-    upperBounds: new Map([[3, new TextEncoder().encode('zz')]]),
+    ...fullStatisticsFile(1, partition, spec['spec-id']),
     splitOffsets: [4n, 2_048n], // ascending and below the file size, else Java drops them
-    sortOrderId: 0,
   }
 }
+
+/**
+ * How both independent readers (pyiceberg, Iceberg Java) print the added entry of `spec`'s
+ * manifest as JSON text: the fields and leading partition values they print alike. Each test adds
+ * what its reader prints its own way.
+ */
+export function printedAddedEntry(spec: PartitionSpec) {
+  return {
+    snapshot_id: snapshotId.toString(),
+    sequence_number: '7',
+    file_sequence_number: '7',
+    file_path: fullFile(spec).filePath,
+    file_format: 'PARQUET',
+    spec_id: '2',
+    record_count: '101',
+    column_sizes: { 1: '123', 2: '9007199254740993' },
+    lower_bounds: { 1: { hex: '0100000000000000' } },
+    split_offsets: ['4', '2048'],
+  }
+}
+
+/** The first five partition values of `widePartition` as both readers print them. */
+export const printedPartitionHead = ['19723', '473352', 'ünïcode ✓', '7', '-9223372036854775808']
 
 export interface SnapshotFiles {
   uri(name: string): string

@@ -1,6 +1,6 @@
 // Throughput of writing and reading manifests: 100k entries partitioned by day and category, once
 // with full statistics for 10 columns (every map filled, what Floe writes) and once lean (no
-// statistics, like research/jslibs.md §2's measurement). Not part of `npm test`; run with
+// statistics, like the first measurement in docs/decisions.md, "Avro"). Not part of `npm test`; run with
 // `node shared/iceberg/manifests/manifest.bench.ts [entries]`. Belongs in bench/ once that
 // folder's runner takes benchmarks from shared/.
 import { ManifestEntryStatus, type ManifestEntryToWrite, readManifest, writeManifest } from './index.ts'

@@ -1,6 +1,6 @@
 // Test support for this folder's tests only (not exported from index.ts): a small stand-in for
 // the value layer's single-value serializer, a table and entries to write.
-import type { IcebergValue, PartitionSpec, PrimitiveType, Schema } from '../types.ts'
+import type { IcebergValue, PartitionSpec, PrimitiveType, Schema, StructValue } from '../types.ts'
 import type { ContentFile, ManifestFile, SerializeBound } from './model.ts'
 
 /** Spec Appendix D for the types the tests partition by; a test double, not the product's. */
@@ -84,6 +84,23 @@ export const wideSpec: PartitionSpec = {
   ],
 }
 
+/** One value for every field of wideSpec, each at an edge of its type. */
+export const widePartition: StructValue = {
+  ts_day: 19_723,
+  ts_hour: 473_352,
+  category: 'ünïcode ✓',
+  id_bucket: 7,
+  id: -9_223_372_036_854_775_808n,
+  amount: -12_345n,
+  device: Uint8Array.from(Buffer.from('123e4567e89b12d3a456426614174000', 'hex')),
+  flag: true,
+  payload_trunc: Uint8Array.of(0xff, 0x00),
+  score: 2.5,
+  code: Uint8Array.of(1, 2, 3, 4),
+  'meta.region': 'eu-west',
+  ts: 1_704_067_200_000_000n,
+}
+
 export const daySpec: PartitionSpec = {
   'spec-id': 0,
   fields: [
@@ -106,6 +123,26 @@ export function dataFile(n: number, partition: ContentFile['partition'], specId 
 }
 
 /** A manifest_file record for planning tests; only the fields planning looks at matter. */
+/**
+ * A data file with every statistics map filled and a sort order: what Floe writes, so the
+ * readers under test see each field. Split offsets are the caller's (they must fit its file size).
+ */
+export function fullStatisticsFile(n: number, partition: ContentFile['partition'], specId = 0): ContentFile {
+  return {
+    ...dataFile(n, partition, specId),
+    columnSizes: new Map([
+      [1, 123n],
+      [2, 9_007_199_254_740_993n],
+    ]),
+    valueCounts: new Map([[1, 10n]]),
+    nullValueCounts: new Map([[2, 0n]]),
+    nanValueCounts: new Map([[9, 1n]]),
+    lowerBounds: new Map([[1, Uint8Array.of(1, 0, 0, 0, 0, 0, 0, 0)]]),
+    upperBounds: new Map([[3, new TextEncoder().encode('zz')]]),
+    sortOrderId: 0,
+  }
+}
+
 export function listed(name: string, length: number, extra: Partial<ManifestFile> = {}): ManifestFile {
   return {
     manifestPath: name,

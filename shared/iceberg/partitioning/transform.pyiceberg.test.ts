@@ -119,7 +119,9 @@ function encodeInput(c: Case): unknown {
   return Object.is(c.value, -0) ? '-0' : String(c.value)
 }
 
-describe('the transforms, checked against pyiceberg', { skip: !existsSync(python) && `no venv at ${python}` }, () => {
+describe('the transforms, checked against pyiceberg', {
+  skip: !existsSync(python) && `needs python with pyiceberg (the venv ${python}): npm run stack -- setup`,
+}, () => {
   const cases = sample()
   const run = spawnSync(python, [join(import.meta.dirname, 'pyiceberg_transforms.py')], {
     input: JSON.stringify(cases.map((c) => ({ ...c, value: encodeInput(c) }))),

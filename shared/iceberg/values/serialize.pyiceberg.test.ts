@@ -92,7 +92,7 @@ function encode(type: PrimitiveType, value: IcebergValue): unknown {
 }
 
 describe('single values and ISO text, checked against pyiceberg', {
-  skip: !existsSync(python) && `no venv at ${python}`,
+  skip: !existsSync(python) && `needs python with pyiceberg (the venv ${python}): npm run stack -- setup`,
 }, () => {
   const serialize = sample()
   const parse = parseSample()

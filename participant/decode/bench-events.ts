@@ -1,0 +1,63 @@
+// The input of both decode benchmarks: this folder's decode.bench.ts (decode alone) and
+// bench/participant.bench.ts (topic to ready WAL files). A 1 KB JSON event and a 12-column
+// mapping: strings, a long, timestamptz from ISO text and from epoch ms, a double, a boolean,
+// nested paths, a list<string>. Benchmarks only: index.ts does not export it.
+
+export const benchMapping = {
+  event_id: 'id',
+  ts: 'timestamp',
+  sent: 'sent_ms',
+  user_id: 'user.id',
+  user_name: 'user.name',
+  country: 'user.geo.country',
+  kind: 'type',
+  amount: 'details.amount',
+  currency: 'details.currency',
+  ok: 'details.ok',
+  seq: 'context.session.seq',
+  tags: 'user.tags',
+}
+export const benchSchema = {
+  event_id: 'string not null',
+  ts: 'timestamptz',
+  sent: 'timestamptz',
+  user_id: 'long',
+  user_name: 'string',
+  country: 'string',
+  kind: 'string',
+  amount: 'double',
+  currency: 'string',
+  ok: 'boolean',
+  seq: 'long',
+  tags: 'list<string>',
+}
+
+/** Event `i`, padded to 1,024 bytes with text an event would carry (a description, a user agent). */
+export function benchEvent(i: number): Buffer {
+  const ms = 1_709_290_800_000 + i * 37
+  const body = {
+    id: `evt-${i.toString(36).padStart(8, '0')}`,
+    timestamp: new Date(ms).toISOString(),
+    sent_ms: ms + 5,
+    type: ['click', 'view', 'purchase', 'scroll'][i % 4],
+    user: {
+      id: 1_000_000 + (i % 50_000),
+      name: `user ${i % 50_000}`,
+      email: `user${i % 50_000}@example.com`,
+      geo: { country: ['CH', 'DE', 'FR', 'JP'][i % 4], city: 'Zürich', lat: 47.3769, lon: 8.5417 },
+      tags: ['beta', 'mobile', `cohort-${i % 12}`],
+    },
+    details: { amount: (i % 10_000) / 100, currency: 'EUR', ok: i % 3 !== 0, sku: `SKU-${i % 997}`, qty: i % 5 },
+    context: {
+      session: { id: `s-${(i * 7919) % 100_000}`, seq: i % 1000 },
+      app: { name: 'shop', version: '4.12.1', build: 20240301 },
+      device: { os: 'Android', model: 'Pixel 8', screen: { w: 1080, h: 2400 } },
+      page: { url: `https://shop.example.com/p/${i % 997}?ref=home&utm_source=newsletter`, referrer: null },
+    },
+    flags: [true, false, i % 2 === 0],
+  }
+  const base = JSON.stringify({ ...body, note: '' })
+  return Buffer.from(
+    JSON.stringify({ ...body, note: 'lorem ipsum '.repeat(100).slice(0, 1024 - Buffer.byteLength(base)) }),
+  )
+}
