@@ -22,7 +22,7 @@ import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/i
 import { GroupMembership } from './membership.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
-import { ensureDatasetTable, tableIdentifier } from './tables.ts'
+import { dataLocationOf, ensureDatasetTable, tableIdentifier } from './tables.ts'
 
 export interface DatasetRuntime {
   name: string
@@ -111,7 +111,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     table: {
       schema: currentSchema(loaded.metadata),
       spec: defaultSpec(loaded.metadata),
-      dataLocation: loaded.metadata.properties['write.data.path'] ?? `${loaded.metadata.location}/data`,
+      dataLocation: dataLocationOf(loaded.metadata),
       offsets: async () => {
         const { metadata } = await catalog.loadTable(identifier)
         return readProgress(metadata, group).get(dataset.topic) ?? new Map()

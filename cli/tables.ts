@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Catalog, LoadedTable, TableIdentifier } from '../shared/catalog/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { IcebergType } from '../shared/iceberg/index.ts'
-import { currentSchema } from '../shared/iceberg/metadata/index.ts'
+import { currentSchema, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 
 export function tableIdentifier(dataset: DatasetConfig): TableIdentifier {
@@ -88,7 +88,16 @@ export async function ensureDatasetTable(
     async () => ((await catalog.tableExists(identifier)) ? { found: await catalog.loadTable(identifier) } : undefined),
     retry,
   )
-  const schema = currentSchema(table.metadata)
+  checkTableSchema(dataset, table.metadata)
+  return table
+}
+
+/**
+ * Refuses a table that lacks a configured column or has it with another type: a worker would
+ * write columns the table cannot take. The check `floe run` makes at start, and `floe validate`.
+ */
+export function checkTableSchema(dataset: DatasetConfig, metadata: TableMetadata): void {
+  const schema = currentSchema(metadata)
   for (const field of dataset.icebergSchema.fields) {
     const existing = schema.fields.find((f) => f.name === field.name)
     if (!existing) {
@@ -104,5 +113,9 @@ export async function ensureDatasetTable(
       )
     }
   }
-  return table
+}
+
+/** Where a table's data files go: its `write.data.path`, else `<location>/data`. */
+export function dataLocationOf(metadata: TableMetadata): string {
+  return metadata.properties['write.data.path'] ?? `${metadata.location}/data`
 }
