@@ -70,10 +70,10 @@ export async function main(argv: string[]): Promise<number> {
     return invocation.exitCode
   }
   const { command, configPath, json } = invocation
-  if (command === 'validate') return runValidate(configPath)
-  if (command === 'run') {
-    // A stopped worker exits even if a client library still holds a socket or timer open.
-    const code = await runWorker(configPath)
+  if (command === 'validate' || command === 'run') {
+    // A stopped worker, or a validation whose storage check gave up on a client still retrying,
+    // exits even if a client library holds a socket or timer open.
+    const code = command === 'run' ? await runWorker(configPath) : await runValidate(configPath)
     setTimeout(() => process.exit(code), 200)
     return code
   }
