@@ -38,7 +38,7 @@ export interface DrainDeps {
 export async function drain(datasets: readonly DrainedDataset[], timeoutMs: number, deps: DrainDeps): Promise<boolean> {
   const { channel, logger } = deps
   const now = deps.now ?? Date.now
-  const wait = deps.wait ?? ((ms: number) => sleep(ms, undefined, { ref: false }))
+  const wait = deps.wait ?? sleep
   const requestedAt = now()
   const pending = new Set(datasets.filter((d) => !d.coordinating).map((d) => d.name))
   const started = new Set<string>()
