@@ -19,9 +19,10 @@ import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { GroupMembership } from './membership.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
-import { ensureDatasetTable, tableIdentifier } from './tables.ts'
+import { dataLocationOf, ensureDatasetTable, tableIdentifier } from './tables.ts'
 
 export interface DatasetRuntime {
   name: string
@@ -36,6 +37,8 @@ export interface DatasetRuntime {
   /** When a crashed coordinator may be started again (backs off while it keeps crashing). */
   restartAt: number
   restartDelayMs: number
+  /** This worker's member id and generation in the dataset's group. */
+  membership(): { memberId: string; generation: number }
   /** Hands a control message to this dataset's queue; never waits for it. */
   dispatch(message: ControlMessage): void
   /** Resolves when every dispatched message was handled. */
@@ -94,6 +97,8 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
   const phases = new PhaseClock()
+  let participantMemberId = () => ''
+  const membership = new GroupMembership(group, () => participantMemberId())
   const participant = new DatasetParticipant({
     dataset,
     group,
@@ -106,7 +111,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     table: {
       schema: currentSchema(loaded.metadata),
       spec: defaultSpec(loaded.metadata),
-      dataLocation: loaded.metadata.properties['write.data.path'] ?? `${loaded.metadata.location}/data`,
+      dataLocation: dataLocationOf(loaded.metadata),
       offsets: async () => {
         const { metadata } = await catalog.loadTable(identifier)
         return readProgress(metadata, group).get(dataset.topic) ?? new Map()
@@ -121,7 +126,10 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     ...(deps.dlqMaxMessageBytes === undefined ? {} : { dlqMaxMessageBytes: deps.dlqMaxMessageBytes }),
     uploads,
     backpressure,
-    send: deps.send,
+    send: (message) => {
+      membership.sent(message)
+      return deps.send(message)
+    },
     logger: log.child({ component: 'participant' }),
     metrics,
     phases,
@@ -129,6 +137,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     statusSpill: { storage, tableLocation: loaded.metadata.location },
     onFatal: fatal,
   })
+  participantMemberId = () => participant.memberId
   const coordinator = new DatasetCoordinator({
     dataset: { name: dataset.name, topic: dataset.topic },
     group,
@@ -142,7 +151,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     send: deps.send,
     logger: log.child({ component: 'coordinator' }),
     metrics,
-    membership: () => ({ memberId: participant.memberId, generation: 0 }),
+    membership: () => membership.current(),
     onFatal: fatal,
   })
   // In topic order within the dataset; another dataset's queue runs beside it.
@@ -158,6 +167,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     coordinating: false,
     restartAt: 0,
     restartDelayMs: RESTART_FIRST_DELAY_MS,
+    membership: () => membership.current(),
     dispatch(message) {
       if (message.dataset !== dataset.name || message.group !== group) return
       tail = tail.then(async () => {

@@ -25,9 +25,20 @@ options:
   -h, --help          show this help
   -v, --version       print the version`
 
-export async function main(argv: string[]): Promise<number> {
+/** What the command line asks for. */
+export type Invocation =
+  | { kind: 'version' }
+  | { kind: 'help'; exitCode: 0 | 2 }
+  | { kind: 'command'; command: string; configPath: string | undefined; json: boolean }
+
+/**
+ * Reads the command line. Lenient (strict: false) so that an unknown option does not stop a
+ * command; `--version` wins over everything, `--help` over a command, and no command is help
+ * with exit code 2.
+ */
+export function parseInvocation(argv: readonly string[]): Invocation {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: [...argv],
     allowPositionals: true,
     strict: false,
     options: {
@@ -37,25 +48,37 @@ export async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean' },
     },
   })
-  if (values.version) {
+  if (values.version) return { kind: 'version' }
+  const command = positionals[0]
+  if (values.help || command === undefined) return { kind: 'help', exitCode: values.help ? 0 : 2 }
+  return {
+    kind: 'command',
+    command,
+    configPath: typeof values.config === 'string' ? values.config : undefined,
+    json: values.json === true,
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const invocation = parseInvocation(argv)
+  if (invocation.kind === 'version') {
     console.log(pkg.version)
     return 0
   }
-  const command = positionals[0]
-  if (values.help || command === undefined) {
+  if (invocation.kind === 'help') {
     console.log(usage)
-    return values.help ? 0 : 2
+    return invocation.exitCode
   }
-  const configPath = typeof values.config === 'string' ? values.config : undefined
-  if (command === 'validate') return runValidate(configPath)
-  if (command === 'run') {
-    // A stopped worker exits even if a client library still holds a socket or timer open.
-    const code = await runWorker(configPath)
+  const { command, configPath, json } = invocation
+  if (command === 'validate' || command === 'run') {
+    // A stopped worker, or a validation whose storage check gave up on a client still retrying,
+    // exits even if a client library holds a socket or timer open.
+    const code = command === 'run' ? await runWorker(configPath) : await runValidate(configPath)
     setTimeout(() => process.exit(code), 200)
     return code
   }
-  if (command === 'status') return runStatus(configPath, { json: values.json === true })
-  if (command === 'observe') return runObserve(configPath, { json: values.json === true })
+  if (command === 'status') return runStatus(configPath, { json })
+  if (command === 'observe') return runObserve(configPath, { json })
   console.error(`floe: unknown command '${command}'\n\n${usage}`)
   return 2
 }

@@ -32,7 +32,7 @@ export function reasonOf(error: unknown): string {
  */
 export async function reach<T>(
   server: string,
-  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE',
+  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
   ms: number,
   work: () => Promise<T>,
 ): Promise<T> {

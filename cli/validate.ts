@@ -1,17 +1,24 @@
-// `floe validate`: checks the configuration file, then reaches every server it names — Kafka, the
-// catalog, the storage — and each dataset's topic and table. Prints one line per check and exits
-// non-zero when any check fails, naming the server and the problem (never a stack trace).
-import { type Catalog, openCatalog } from '../shared/catalog/index.ts'
-import type { FloeConfig } from '../shared/config/index.ts'
+// `floe validate`: checks the configuration file, then reaches every server it names the way
+// `floe run` does — Kafka with the same connection (TLS, SASL), the catalog, each dataset's
+// storage (its own `storage` when it has one) — and each dataset's topic and table, whose schema
+// it compares with the configuration as a worker does at start. Prints one line per check and
+// exits non-zero when any check fails, naming the server and the problem (never a stack trace).
+// It changes nothing: a missing table is reported as one the first run creates.
+import { type Catalog, type LoadedTable, openCatalog } from '../shared/catalog/index.ts'
+import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
-import { catalogConfigOf, configFor, reach, reasonOf, storageOf } from './servers.ts'
+import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
+import { checkTableSchema, dataLocationOf, tableIdentifier } from './tables.ts'
 
 export interface Check {
   what: string
   ok: boolean
   detail: string
 }
+
+/** An object name no writer uses: looking it up reaches the storage and reads nothing. */
+const PROBE = '.floe-validate-probe'
 
 export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<Check[]> {
   const checks: Check[] = [
@@ -25,24 +32,19 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
     }
   }
 
-  const admin = new KafkaAdmin({
-    brokers: config.kafka.brokers,
-    clientId: config.kafka.clientId,
-    connectTimeoutMs: timeoutMs,
-  })
+  const admin = new KafkaAdmin(kafkaConnectionOf(config, 'validate', timeoutMs))
   let kafkaOk = false
   await record(`kafka ${config.kafka.brokers.join(',')}`, async () => {
     await reach('kafka', 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(config.kafka.controlTopic))
     kafkaOk = true
-    return 'reachable'
+    return `reachable${config.kafka.ssl ? ', TLS' : ''}${config.kafka.sasl ? `, SASL ${config.kafka.sasl.mechanism}` : ''}`
   })
-  const storage = storageOf(config)
   let catalog: Catalog | undefined
   await record(
     config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`,
     async () => {
       catalog = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () =>
-        openCatalog(catalogConfigOf(config, storage)),
+        openCatalog(catalogConfigOf(config, storageOf(config))),
       )
       return `reachable (${catalog.description})`
     },
@@ -57,19 +59,51 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
         return `${partitions} partition(s)`
       })
     }
-    if (catalog) {
-      const opened = catalog
-      await record(`dataset ${dataset.name}: table ${dataset.table}`, async () => {
-        const exists = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () =>
-          opened.tableExists({ namespace: dataset.namespace, name: dataset.tableName }),
-        )
-        return exists ? 'exists' : 'will be created on first run'
-      })
-    }
+    if (catalog) await checkDataset(config, dataset, catalog, timeoutMs, record)
   }
   await admin.close().catch(() => {})
   await catalog?.close().catch(() => {})
   return checks
+}
+
+/** The dataset's table (its schema against the configuration) and the storage its files go to. */
+async function checkDataset(
+  config: FloeConfig,
+  dataset: DatasetConfig,
+  catalog: Catalog,
+  timeoutMs: number,
+  record: (what: string, work: () => Promise<string>) => Promise<void>,
+): Promise<void> {
+  const identifier = tableIdentifier(dataset)
+  let table: LoadedTable | undefined
+  await record(`dataset ${dataset.name}: table ${dataset.table}`, async () => {
+    const exists = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(identifier))
+    if (!exists) return 'will be created on first run'
+    table = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.loadTable(identifier))
+    checkTableSchema(dataset, table.metadata)
+    return 'exists, its schema has every configured column with its type'
+  })
+  // Where the worker uploads: the table's data location, or the one its first run will give it.
+  const location = table
+    ? dataLocationOf(table.metadata)
+    : (dataset.tableProperties['write.data.path'] ?? config.catalog.warehouse)
+  const kind = (dataset.storage ?? config.storage).type
+  const name = `dataset ${dataset.name}: storage ${kind}${dataset.storage ? ' (its own)' : ''}`
+  if (location === undefined) {
+    await record(name, async () => 'not checked: the catalog chooses the location when it creates the table')
+    return
+  }
+  // The coordinator writes manifests beside the table's metadata, with the same storage client.
+  const locations = table ? [location, `${table.metadata.location}/metadata`] : [location]
+  await record(`${name} ${location}`, async () => {
+    const storage = storageOf(config, dataset)
+    for (const where of locations) {
+      await reach(`storage ${where}`, 'STORAGE_UNAVAILABLE', timeoutMs, () =>
+        storage.exists(`${where.replace(/\/+$/, '')}/${PROBE}`),
+      )
+    }
+    return 'reachable'
+  })
 }
 
 export async function runValidate(configPath: string | undefined): Promise<number> {

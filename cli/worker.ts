@@ -1,9 +1,8 @@
 // The composition root of one `floe run` worker: opens the catalog, storage and Kafka, makes sure
 // each dataset's table exists, then runs a participant per dataset and, while this worker owns
-// partition 0 of a dataset's topic, that dataset's coordinator. A drain asks for a last round and
-// waits for its ACK before leaving the groups (docs/design.md "The protocol").
+// partition 0 of a dataset's topic, that dataset's coordinator (ownership-follower.ts). A drain
+// (drain.ts) asks for a last round and waits for its ACK before leaving the groups.
 import { hostname } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
 import {
   Backpressure,
   lockWalDir,
@@ -27,7 +26,8 @@ import {
   serveEndpoints,
 } from '../shared/telemetry/index.ts'
 import { buildDatasetRuntime, type DatasetRuntime } from './dataset-runtime.ts'
-import { nextRestartDelay, ownershipStep, RESTART_FIRST_DELAY_MS, RESTART_MAX_DELAY_MS } from './ownership.ts'
+import { drain } from './drain.ts'
+import { OwnershipFollower } from './ownership-follower.ts'
 import { catalogConfigOf, kafkaConnectionOf, reach, storageOf } from './servers.ts'
 
 export function workerIdOf(env: NodeJS.ProcessEnv = process.env): string {
@@ -48,8 +48,6 @@ export class Worker {
   #backpressure: Backpressure | undefined
   #endpoints: Endpoints | undefined
   #timers: NodeJS.Timeout[] = []
-  #acks: ((message: ControlMessage) => void)[] = []
-  #following = false
   #walLock: WalLock | undefined
   #gauge: () => void = () => {}
   #fatal: FloeError | undefined
@@ -198,7 +196,6 @@ export class Worker {
     // dataset's slow handling (a spilled status on a frozen storage) never holds another's.
     channel.register({
       receive: (message) => {
-        if (message.body.type === 'CommitAcked') for (const waiter of this.#acks) waiter(message)
         for (const runtime of this.#datasets) runtime.dispatch(message)
       },
     })
@@ -206,7 +203,12 @@ export class Worker {
     for (const runtime of this.#datasets) await runtime.participant.start()
 
     // The coordinator of a dataset follows the ownership of its topic's partition 0.
-    this.#timers.push(setInterval(() => void this.#followOwnership(), 1000))
+    const follower = new OwnershipFollower(this.#datasets, {
+      logger,
+      coordinating: (dataset, active) => this.metrics.coordinatorActive.set({ dataset }, active ? 1 : 0),
+      halted: () => this.#fatal !== undefined,
+    })
+    this.#timers.push(setInterval(() => void follower.tick(), 1000))
     this.#timers.push(setInterval(() => this.#perfLine(), 10_000))
     this.#endpoints = await serveEndpoints({
       port: config.metrics.port,
@@ -228,51 +230,6 @@ export class Worker {
     return this.#endpoints?.port
   }
 
-  async #followOwnership(): Promise<void> {
-    // A coordinator start or stop can outlast the 1 s tick: never run two passes at once.
-    if (this.#following) return
-    this.#following = true
-    try {
-      await this.#followOnce()
-    } finally {
-      this.#following = false
-    }
-  }
-
-  async #followOnce(): Promise<void> {
-    for (const runtime of this.#datasets) {
-      const owns = runtime.participant.assigned.includes(0)
-      const running = runtime.coordinator.running
-      const now = Date.now()
-      // A coordinator that has run a while since its last restart starts over from the first delay.
-      if (running && now - runtime.restartAt > RESTART_MAX_DELAY_MS) runtime.restartDelayMs = RESTART_FIRST_DELAY_MS
-      const step = ownershipStep({
-        owns,
-        coordinating: runtime.coordinating,
-        running,
-        halted: this.#fatal !== undefined,
-        now,
-        restartAt: runtime.restartAt,
-      })
-      if (step === 'none') continue
-      if (step === 'restart') {
-        runtime.restartAt = now + runtime.restartDelayMs
-        runtime.restartDelayMs = nextRestartDelay(runtime.restartDelayMs)
-      }
-      runtime.coordinating = owns
-      this.metrics.coordinatorActive.set({ dataset: runtime.name }, owns ? 1 : 0)
-      try {
-        if (owns) await runtime.coordinator.start()
-        else await runtime.coordinator.stop()
-        if (step === 'restart')
-          this.logger.warn({ dataset: runtime.name }, 'restarted the coordinator after it stopped unasked')
-        else this.logger.info({ dataset: runtime.name }, owns ? 'coordinating' : 'no longer coordinating')
-      } catch (error) {
-        this.logger.error({ dataset: runtime.name, err: messageOf(error) }, `coordinator ${step} failed`)
-      }
-    }
-  }
-
   /** One perf line per dataset: each record loop has its own clock. */
   #perfLine(): void {
     for (const runtime of this.#datasets) {
@@ -283,53 +240,12 @@ export class Worker {
   }
 
   /**
-   * Asks for a last round of every dataset and waits for its ACK, within `timeoutMs`: a round that
-   * started after the request includes everything this worker wrote before it.
+   * Asks for a last round of every dataset and waits for its ACK, within `timeoutMs` (drain.ts).
    */
-  async drain(timeoutMs: number): Promise<boolean> {
+  drain(timeoutMs: number): Promise<boolean> {
     const channel = this.#channel
-    if (!channel) return true
-    const requestedAt = Date.now()
-    // A dataset this worker coordinates: the coordinator says when its requested round ended.
-    // Otherwise: ask the coordinator over the control topic and watch for the round's ACK.
-    const pending = new Set(this.#datasets.filter((d) => !d.coordinating).map((d) => d.name))
-    const started = new Set<string>()
-    const done = new Promise<void>((resolve) => {
-      const waiter = (message: ControlMessage) => {
-        if (message.timeMs >= requestedAt && started.has(message.commitId)) pending.delete(message.dataset)
-        if (pending.size === 0) resolve()
-      }
-      this.#acks.push(waiter)
-      channel.register({
-        receive: (message) => {
-          if (message.body.type === 'StartCommit' && message.timeMs >= requestedAt) started.add(message.commitId)
-        },
-      })
-    })
-    const local: Promise<unknown>[] = []
-    for (const runtime of this.#datasets) {
-      if (runtime.coordinating) {
-        local.push(runtime.coordinator.requestRound('shutdown'))
-      } else {
-        await channel
-          .send({
-            dataset: runtime.name,
-            group: runtime.group,
-            commitId: '',
-            sender: { workerId: this.workerId, memberId: runtime.participant.memberId, generation: 0 },
-            timeMs: Date.now(),
-            body: { type: 'CommitRequested', reason: 'shutdown', partitions: [] },
-          })
-          .catch((error: unknown) => this.logger.warn({ err: messageOf(error) }, 'could not ask for a last round'))
-      }
-    }
-    const all = Promise.all([pending.size ? done : Promise.resolve(), ...local])
-    const finished = await Promise.race([all.then(() => true), sleep(timeoutMs).then(() => false)])
-    this.logger.info(
-      { finished, waitedMs: Date.now() - requestedAt },
-      finished ? 'last round acknowledged' : 'drain timed out; leftovers are safe by recovery',
-    )
-    return finished
+    if (!channel) return Promise.resolve(true)
+    return drain(this.#datasets, timeoutMs, { channel, workerId: this.workerId, logger: this.logger })
   }
 
   /** Stops everything; with `leave`, the groups are left at once so partitions move now. */

@@ -1,7 +1,8 @@
 // The coordinator of one dataset on the worker that owns partition 0 of its topic: the round
 // machine (coordinator.machine.ts) with its effects on the real table, topic and control channel,
-// the control messages turned into machine events, and every round turned into one log line and
-// its metrics. The worker registers it on its ControlChannel and stops it when partition 0 goes.
+// and the control messages turned into machine events; round-log.ts turns every round into one
+// log line and its metrics. The worker registers it on its ControlChannel and stops it when
+// partition 0 goes.
 import { randomUUID } from 'node:crypto'
 import { type Actor, createActor, fromPromise } from 'xstate'
 import type { ControlBody, ControlLogger, ControlMessage, WriteStatus, WriteStatusReport } from '../protocol/index.ts'
@@ -11,7 +12,6 @@ import type { RetryPolicy } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId } from '../shared/iceberg/metadata/index.ts'
 import { type ErrorCode, FloeError, isFatal, isFatalCode, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin } from '../shared/kafka/index.ts'
-import type { Progress } from '../shared/progress/index.ts'
 import { findProgress } from '../shared/progress/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
@@ -20,24 +20,16 @@ import { coordinatorMachine } from './coordinator.machine.ts'
 import type {
   AckRoundInput,
   AckRoundOutput,
-  CommitRoundActorOutput,
   CoordinatorEmitted,
   EndRoundInput,
   EndRoundOutput,
   StartRoundInput,
   StartRoundOutput,
 } from './machine-types.ts'
-import {
-  completedRoundFields,
-  failedRoundFields,
-  foldRoundEvent,
-  lateRoundFields,
-  newRoundReport,
-  phaseSeconds,
-  type RoundReport,
-} from './round-report.ts'
+import { RoundLog } from './round-log.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
-import { type Resolution, rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
+import { partitionCountOf, updateLag } from './topic-reads.ts'
+import { rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
 export interface DatasetCoordinatorOptions {
@@ -86,8 +78,7 @@ export class DatasetCoordinator {
   readonly #labels: { dataset: string }
   #actor: CoordinatorActor | undefined
   #round: OpenRound | undefined
-  #report: RoundReport = newRoundReport()
-  #countedCommit: CommitRoundActorOutput | undefined
+  readonly #log: RoundLog
   readonly #waiters = new RoundWaiters()
   readonly #inflight = new Set<Promise<unknown>>()
   #stopping: Promise<void> | undefined
@@ -99,6 +90,12 @@ export class DatasetCoordinator {
     this.#o = options
     this.#now = options.now ?? Date.now
     this.#labels = { dataset: options.dataset.name }
+    this.#log = new RoundLog({
+      dataset: options.dataset.name,
+      logger: options.logger,
+      metrics: options.metrics,
+      now: this.#now,
+    })
   }
 
   get dataset(): string {
@@ -156,7 +153,7 @@ export class DatasetCoordinator {
     })
     actor.on('*', (event) => this.#onEmitted(event))
     actor.subscribe({
-      next: (snapshot) => this.#countCommit(snapshot.context.commit),
+      next: (snapshot) => this.#log.commitOutput(snapshot.context.commit),
       error: (error) => this.#onCrash(error),
     })
     this.#actor = actor
@@ -228,7 +225,7 @@ export class DatasetCoordinator {
     this.#waiters.stopped(this.#round?.commitId, reason)
     this.#actor = undefined
     this.#round = undefined
-    this.#report = newRoundReport()
+    this.#log.reset()
     this.#stopping = undefined
   }
 
@@ -241,13 +238,13 @@ export class DatasetCoordinator {
     // with the table's offsets once they have it.
     await this.#resolveUnknownOutcomes(metadata)
     const { progress } = findProgress(metadata, this.#o.group)
-    const partitionCount = await this.#partitionCount(topic)
+    const partitionCount = await partitionCountOf(this.#o.admin, this.dataset, topic)
     signal.throwIfAborted()
     const commitId = randomUUID()
     this.#round = { commitId, partitionCount, metadata, partitionTypes: new Map() }
     const startedAt = this.#now()
     await this.#send(commitId, startedAt, startCommitBody(progress, refSnapshotId(metadata)))
-    this.#track(this.#updateLag(progress, partitionCount))
+    this.#track(updateLag(this.#o, this.dataset, topic, progress, partitionCount))
     return { commitId, partitionCount, tableOffsets: progress, startedAt }
   }
 
@@ -278,62 +275,11 @@ export class DatasetCoordinator {
     if (this.#unresolved.length === 0) return
     const { resolved } = resolveCommits(metadata, this.#o.group, this.#unresolved)
     for (const resolution of resolved) {
-      if (resolution.kind === 'landed') await this.#ackLate(resolution)
-      else {
-        this.#o.logger.info(
-          { dataset: this.dataset, commitId: resolution.commit.commitId, outcome: 'never-landed' },
-          'round with an unknown outcome did not land; its files went into later rounds',
-        )
-      }
+      if (resolution.kind === 'landed') {
+        await this.#send(resolution.commit.commitId, this.#now(), commitAckedBody(resolution.ack))
+        this.#log.committedLate(resolution)
+      } else this.#log.neverLanded(resolution.commit.commitId)
       this.#unresolved = this.#unresolved.filter((c) => c.commitId !== resolution.commit.commitId)
-    }
-  }
-
-  async #ackLate(landed: Extract<Resolution, { kind: 'landed' }>): Promise<void> {
-    await this.#send(landed.commit.commitId, this.#now(), commitAckedBody(landed.ack))
-    const fields = lateRoundFields(this.dataset, landed, this.#now())
-    this.#o.metrics.rounds.inc({ ...this.#labels, outcome: 'committed-late' })
-    this.#o.metrics.recordsCommitted.inc(this.#labels, Number(fields.records))
-    this.#o.logger.info(fields, 'round committed late: its commit landed after the round gave up; acknowledged now')
-  }
-
-  async #partitionCount(topic: string): Promise<number> {
-    let count: number | undefined
-    try {
-      count = await this.#o.admin.partitionCount(topic)
-    } catch (error) {
-      if (isFloeError(error)) throw error
-      throw new FloeError('KAFKA_UNAVAILABLE', `could not read the partitions of topic ${topic}`, { cause: error })
-    }
-    if (count === undefined) {
-      throw new FloeError('CONFIG_INVALID', `topic ${topic} of dataset ${this.dataset} does not exist`, {
-        details: { dataset: this.dataset, topic },
-      })
-    }
-    return count
-  }
-
-  // The lag gauge is a by-product of the round's table read; it must never hold a round up.
-  async #updateLag(progress: Progress, partitionCount: number): Promise<void> {
-    const { topic } = this.#o.dataset
-    const offsets = progress.get(topic)
-    if (!offsets || offsets.size === 0) return
-    try {
-      const ends = await this.#o.admin.endOffsets(
-        topic,
-        [...offsets.keys()].filter((p) => p < partitionCount),
-      )
-      for (const [partition, end] of ends) {
-        const table = offsets.get(partition)
-        if (table === undefined) continue
-        const lag = end > table ? end - table : 0n
-        this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(partition) }, Number(lag))
-      }
-    } catch (error) {
-      this.#o.logger.warn(
-        { dataset: this.dataset, topic, error: messageOf(error) },
-        'could not read end offsets for lag',
-      )
     }
   }
 
@@ -383,112 +329,24 @@ export class DatasetCoordinator {
   // ---- what the machine emits -----------------------------------------------------------------
 
   #onEmitted(event: CoordinatorEmitted): void {
-    this.#report = foldRoundEvent(this.#report, event)
-    const { logger, metrics } = this.#o
-    switch (event.type) {
-      case 'round.completed': {
-        const fields = completedRoundFields(this.dataset, this.#report, event)
-        metrics.rounds.inc({ ...this.#labels, outcome: event.outcome.kind })
-        for (const { phase, seconds } of phaseSeconds(event.phases)) {
-          metrics.roundPhaseSeconds.observe({ ...this.#labels, phase }, seconds)
-        }
-        logger.info(fields, `round ${event.outcome.kind}`)
-        this.#waiters.completed(event.commitId, event.outcome)
-        break
-      }
-      case 'round.failed': {
-        if (event.phase === 'committing' && event.error.code === 'COMMIT_STATE_UNKNOWN') {
-          // Not a failure yet: the commit may still land, and later rounds look for it.
-          metrics.rounds.inc({ ...this.#labels, outcome: 'unknown' })
-          logger.warn(
-            { ...failedRoundFields(this.dataset, this.#report, event), outcome: 'unknown' },
-            'round outcome unknown; later rounds look for its commit',
-          )
-        } else {
-          metrics.rounds.inc({ ...this.#labels, outcome: 'failed' })
-          logger.error(failedRoundFields(this.dataset, this.#report, event), 'round failed')
-          if (isFatalCode(event.error.code)) {
-            this.#o.onFatal?.(
-              new FloeError(event.error.code as ErrorCode, event.error.message, {
-                details: { dataset: this.dataset, commitId: event.commitId, phase: event.phase },
-              }),
-            )
-          }
-        }
-        this.#waiters.failed(event.commitId, event.phase, {
-          kind: 'failed',
-          commitId: event.commitId,
-          phase: event.phase,
-          error: event.error,
-        })
-        break
-      }
-      case 'round.committed':
-        if (event.lost.length > 0) {
-          logger.warn(
-            {
-              dataset: this.dataset,
-              commitId: event.commitId,
-              lost: event.lost.map(({ partition, from, to, count }) => ({
-                partition,
-                from: from.toString(),
-                to: to.toString(),
-                count: count.toString(),
-              })),
-            },
-            'records deleted by retention before they were committed',
-          )
-        }
-        break
-      case 'round.status-ignored':
-        logger.info(
-          { dataset: this.dataset, commitId: event.commitId, sender: event.sender.workerId, ignored: event.ignored },
-          'write status not counted',
+    this.#log.emitted(event)
+    if (event.type === 'round.completed') this.#waiters.completed(event.commitId, event.outcome)
+    else if (event.type === 'round.failed') {
+      const unknown = event.phase === 'committing' && event.error.code === 'COMMIT_STATE_UNKNOWN'
+      if (!unknown && isFatalCode(event.error.code)) {
+        this.#o.onFatal?.(
+          new FloeError(event.error.code as ErrorCode, event.error.message, {
+            details: { dataset: this.dataset, commitId: event.commitId, phase: event.phase },
+          }),
         )
-        break
-      case 'commit.retrying':
-        logger.warn(
-          {
-            dataset: this.dataset,
-            commitId: event.commitId,
-            attempt: event.attempt,
-            reason: event.reason,
-            waitMs: event.waitMs,
-          },
-          'commit attempt lost, retrying',
-        )
-        break
-      case 'coordinator.stopped':
-        logger.info({ dataset: this.dataset, reason: event.reason, commitId: event.commitId }, 'coordinator stopped')
-        break
-      default:
-        break
+      }
+      this.#waiters.failed(event.commitId, event.phase, {
+        kind: 'failed',
+        commitId: event.commitId,
+        phase: event.phase,
+        error: event.error,
+      })
     }
-  }
-
-  // The committed records and lost records come from the commit's own plan, which only the
-  // machine's context holds; counted once per commit output.
-  #countCommit(commit: CommitRoundActorOutput | undefined): void {
-    if (commit === undefined || commit === this.#countedCommit) return
-    this.#countedCommit = commit
-    if (commit.kind !== 'committed') return
-    const { accepted, lost } = commit.plan.check
-    let records = 0n
-    const now = this.#now()
-    for (const partition of accepted) {
-      for (const file of partition.files) records += file.recordCount
-      // From the oldest record's Kafka timestamp to the commit that made it visible.
-      if (partition.oldestTimestampMs !== undefined) {
-        this.#o.metrics.commitVisibilitySeconds.observe(
-          this.#labels,
-          Math.max(0, now - partition.oldestTimestampMs) / 1000,
-        )
-      }
-    }
-    this.#report = { ...this.#report, recordsCommitted: records }
-    this.#o.metrics.recordsCommitted.inc(this.#labels, Number(records))
-    const lostCount = lost.reduce((sum, l) => sum + l.count, 0n)
-    if (lostCount > 0n) this.#o.metrics.lostRecords.inc(this.#labels, Number(lostCount))
   }
 
   #onCrash(error: unknown): void {

@@ -3,8 +3,9 @@
 // tracker, contiguity check, commit and ACK content, the round's report), the committing actor's
 // work on top of shared/iceberg/commit, the round machine, and
 // the DatasetCoordinator that runs the machine on the real table, topic and control channel.
-// Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts,
-// round-waiters.ts), test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
+// Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts, round-log.ts,
+// round-waiters.ts, topic-reads.ts), test-fixtures.ts and read_table.py (the tests' builders and
+// pyiceberg reader).
 export {
   type CommitPlan,
   type CommittedPartition,

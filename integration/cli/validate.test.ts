@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
+import { openCatalog } from '../../shared/catalog/index.ts'
+import type { Schema } from '../../shared/iceberg/index.ts'
 import { KafkaAdmin } from '../../shared/kafka/index.ts'
-import { endpoints, stackConfigYaml, uniqueName } from '../harness.ts'
+import { azuriteLocation } from '../catalog/probe.ts'
+import { endpoints, uniqueName } from '../harness.ts'
 
 const run = promisify(execFile)
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
@@ -27,23 +30,31 @@ describe('floe validate', () => {
   let dir: string
   let config: string
   const topic = uniqueName('it-validate')
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'floe-validate-'))
-    config = join(dir, 'floe.yaml')
-    await writeFile(
-      config,
-      `${stackConfigYaml('it-validate')}ingestion:
+  const fileFor = (datasets: string, kafkaExtra = '') => `kafka:
+  brokers: [${endpoints().kafka.bootstrap}]
+${kafkaExtra}catalog:
+  type: rest
+  uri: ${endpoints().rest.uri}
+ingestion:
   wal:
     dir: ${join(dir, 'wal')}
 datasets:
-  - name: events
+${datasets}`
+  const dataset = (table: string, extra = '') => `  - name: events
     topic: ${topic}
-    table: ${uniqueName('it_ns')}.events
+    table: ${table}
     customMapping: {event_id: id}
     schema: {event_id: string}
     badRecords: skip
-`,
-    )
+${extra}`
+  async function writeConfig(name: string, text: string): Promise<string> {
+    const path = join(dir, name)
+    await writeFile(path, text)
+    return path
+  }
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'floe-validate-'))
+    config = await writeConfig('floe.yaml', fileFor(dataset(`${uniqueName('it_ns')}.events`)))
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'it' })
     await admin.ensureTopic(topic, 2)
     await admin.close()
@@ -83,6 +94,67 @@ datasets:
       assert.equal(result.code, 1)
       assert.match(result.err, expected)
     }
+  })
+
+  test('compares an existing table with the configured schema, as floe run does at start', async () => {
+    const namespace = uniqueName('it_ns_schema')
+    const catalog = await openCatalog({ type: 'rest', uri: endpoints().rest.uri })
+    await catalog.createNamespace([namespace])
+    const schema = (type: 'string' | 'long'): Schema => ({
+      type: 'struct',
+      'schema-id': 0,
+      fields: [{ id: 1, name: 'event_id', required: false, type }],
+    })
+    await catalog.createTable({ namespace: [namespace], name: 'same' }, schema('string'), { fields: [] })
+    await catalog.createTable({ namespace: [namespace], name: 'other' }, schema('long'), { fields: [] })
+    await catalog.close()
+
+    const same = await validate(await writeConfig('same.yaml', fileFor(dataset(`${namespace}.same`))))
+    assert.equal(same.code, 0, same.out)
+    assert.match(same.out, /ok {3}dataset events: table .*\.same: exists, its schema has every configured column/)
+
+    const other = await validate(await writeConfig('other.yaml', fileFor(dataset(`${namespace}.other`))))
+    assert.equal(other.code, 1, other.out)
+    assert.match(
+      other.out,
+      /FAIL dataset events: table .*\.other: datasets\.events: column event_id is "long" in table .*, "string" in the configuration/,
+    )
+  })
+
+  test("reaches a dataset's own storage, and names it when it does not answer", async () => {
+    const { azurite } = endpoints()
+    const ownStorage = (connectionString: string) => `    storage:
+      type: azure
+      azure: {connectionString: '${connectionString}', container: ${azurite.container}}
+    tableProperties:
+      write.data.path: ${azuriteLocation(`${uniqueName('it-validate')}/data`)}
+`
+    const table = `${uniqueName('it_ns')}.events`
+    const good = await validate(
+      await writeConfig('azure.yaml', fileFor(dataset(table, ownStorage(azurite.connectionString)))),
+    )
+    assert.equal(good.code, 0, good.out)
+    assert.match(good.out, /ok {3}dataset events: storage azure \(its own\) abfs:\/\/.*: reachable/)
+
+    const dead = azurite.connectionString.replace(azurite.blobEndpoint, 'http://127.0.0.1:3/devstoreaccount1')
+    const bad = await validate(await writeConfig('dead-azure.yaml', fileFor(dataset(table, ownStorage(dead)))))
+    assert.equal(bad.code, 1, bad.out)
+    assert.match(bad.out, /FAIL dataset events: storage azure \(its own\) abfs:\/\/\S+: (connection refused|no answer)/)
+    assert.doesNotMatch(bad.out, /\n\s+at /)
+  })
+
+  test('connects to Kafka as floe run does: SASL the broker does not offer is a failure', async () => {
+    const sasl = await writeConfig(
+      'sasl.yaml',
+      fileFor(
+        dataset(`${uniqueName('it_ns')}.events`),
+        '  sasl: {mechanism: scram-sha-512, username: floe, password: secret}\n',
+      ),
+    )
+    const { code, out } = await validate(sasl)
+    assert.equal(code, 1, out)
+    assert.match(out, /FAIL kafka /)
+    assert.doesNotMatch(out, /secret/)
   })
 
   test('refuses a bad file before reaching anything, naming the key', async () => {

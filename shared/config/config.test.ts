@@ -63,10 +63,8 @@ describe('the configuration file', () => {
         config.ingestion.wal.maxFileAgeMinutes,
         config.ingestion.wal.maxOpenSegmentsPerPartition,
         config.ingestion.wal.diskHighWatermarkPct,
-        config.ingestion.wal.idleCheckSeconds,
-        config.ingestion.wal.uploadScanSeconds,
       ],
-      [67108864, 5, 256, 80, 30, 5],
+      [67108864, 5, 256, 80],
     )
     assert.equal(config.metrics.port, 9464)
   })
@@ -167,6 +165,20 @@ describe('the configuration file', () => {
   const refusals: [string, string, NodeJS.ProcessEnv, RegExp][] = [
     ['a missing section', base.replace(/catalog:\n.*\n.*\n/, ''), {}, /catalog: missing/],
     ['a typo in a key', base.replace('topic: events', 'topik: events'), {}, /datasets\[0\]\.topik: unknown key/],
+    // Two keys of early versions that never did anything: refused like any unknown key rather than
+    // accepted and ignored, so an operator does not tune a knob that turns nothing.
+    [
+      'idleCheckSeconds, which never did anything',
+      base.replace('dir: /tmp/floe-wal', 'dir: /tmp/floe-wal\n    idleCheckSeconds: 30'),
+      {},
+      /ingestion\.wal\.idleCheckSeconds: unknown key/,
+    ],
+    [
+      'uploadScanSeconds, which never did anything',
+      base,
+      { FLOE_INGESTION__WAL__UPLOAD_SCAN_SECONDS: '5' },
+      /ingestion\.wal\.uploadScanSeconds: unknown key/,
+    ],
     [
       'a wrong type',
       base.replace('dir: /tmp/floe-wal', 'dir: /tmp/w\n    maxFileSizeBytes: big'),

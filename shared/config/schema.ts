@@ -102,10 +102,6 @@ export const walSchema = z
     maxFileAgeMinutes: positive.default(5),
     maxOpenSegmentsPerPartition: positiveInt.default(256),
     diskHighWatermarkPct: z.preprocess(numeric, z.number().gt(5).lte(100)).default(80),
-    /** How often open segments are checked for age. */
-    idleCheckSeconds: positive.default(30),
-    /** How often the uploader looks for ready segments. */
-    uploadScanSeconds: positive.default(5),
     /** Pause consuming while this many bytes of ready segments wait for upload. */
     maxPendingUploadBytes: positiveInt.default(1024 * 1024 * 1024),
     /** Pause consuming while open segments hold this much memory. */

@@ -1,0 +1,86 @@
+// A worker's drain on shutdown (DESIGN.md "The protocol"): it asks for a last round of every
+// dataset and waits, within the drain timeout, for the ACK of a round that started after the
+// request — such a round includes everything this worker wrote before it. What is left when the
+// time is up is safe by recovery; the drain only saves the next owner from reading it again.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ControlMessage, ControlReceiver } from '../protocol/index.ts'
+import { messageOf } from '../shared/index.ts'
+
+/** What the drain needs of a dataset this worker runs. */
+export interface DrainedDataset {
+  name: string
+  group: string
+  /** This worker runs the dataset's coordinator: it asks it directly. */
+  coordinating: boolean
+  coordinator: { requestRound(reason: string): Promise<unknown> }
+  /** This worker's member id and generation in the dataset's group, for the sender of the request. */
+  membership(): { memberId: string; generation: number }
+}
+
+export interface DrainDeps {
+  channel: {
+    send(message: ControlMessage): Promise<void>
+    register(receiver: ControlReceiver): () => void
+  }
+  workerId: string
+  logger: { info(fields: object, message: string): void; warn(fields: object, message: string): void }
+  now?: () => number
+  /** Resolves after `ms` (a test's clock); default a real timer. */
+  wait?: (ms: number) => Promise<unknown>
+}
+
+/**
+ * Asks for a last round of each dataset and resolves true once every one is acknowledged, false
+ * when `timeoutMs` passes first. A dataset this worker coordinates says itself when its
+ * requested round ended; for any other, a COMMIT-REQUESTED goes over the control topic to its
+ * coordinator and the drain watches for the ACK of a round whose START-COMMIT came after it.
+ */
+export async function drain(datasets: readonly DrainedDataset[], timeoutMs: number, deps: DrainDeps): Promise<boolean> {
+  const { channel, logger } = deps
+  const now = deps.now ?? Date.now
+  const wait = deps.wait ?? sleep
+  const requestedAt = now()
+  const pending = new Set(datasets.filter((d) => !d.coordinating).map((d) => d.name))
+  const started = new Set<string>()
+  let unregister = () => {}
+  const remote = new Promise<void>((resolve) => {
+    if (pending.size === 0) return resolve()
+    unregister = channel.register({
+      receive: (message) => {
+        if (message.timeMs < requestedAt) return
+        if (message.body.type === 'StartCommit') started.add(message.commitId)
+        else if (message.body.type === 'CommitAcked' && started.has(message.commitId)) {
+          pending.delete(message.dataset)
+          if (pending.size === 0) resolve()
+        }
+      },
+    })
+  })
+  const local: Promise<unknown>[] = []
+  for (const dataset of datasets) {
+    if (dataset.coordinating) {
+      local.push(dataset.coordinator.requestRound('shutdown'))
+      continue
+    }
+    await channel
+      .send({
+        dataset: dataset.name,
+        group: dataset.group,
+        commitId: '',
+        sender: { workerId: deps.workerId, ...dataset.membership() },
+        timeMs: now(),
+        body: { type: 'CommitRequested', reason: 'shutdown', partitions: [] },
+      })
+      .catch((error: unknown) =>
+        logger.warn({ dataset: dataset.name, err: messageOf(error) }, 'could not ask for a last round'),
+      )
+  }
+  const all = Promise.all([remote, ...local])
+  const finished = await Promise.race([all.then(() => true), wait(timeoutMs).then(() => false)])
+  unregister()
+  logger.info(
+    { finished, waitedMs: now() - requestedAt },
+    finished ? 'last round acknowledged' : 'drain timed out; leftovers are safe by recovery',
+  )
+  return finished
+}

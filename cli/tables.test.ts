@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { type Catalog, SqlCatalog } from '../shared/catalog/index.ts'
+import { parseConfig } from '../shared/config/index.ts'
+import { FloeError } from '../shared/index.ts'
+import { LocalFileStorage } from '../shared/storage/index.ts'
+import { ensureDatasetTable } from './tables.ts'
+
+const dataset = (table: string) =>
+  parseConfig(
+    `kafka: {brokers: [127.0.0.1:9092]}
+catalog: {type: rest, uri: http://127.0.0.1:8181}
+ingestion: {wal: {dir: /tmp/unused}}
+datasets:
+  - {name: events, topic: events, table: ${table}, customMapping: {id: id}, schema: {id: string}, badRecords: skip}
+`,
+    'floe.yaml',
+    {},
+  ).datasets[0]!
+
+const serverError = (what: string) =>
+  new FloeError('CATALOG_UNAVAILABLE', `${what}: 500 UncheckedSQLException`, { details: { status: 500 } })
+
+/**
+ * A real SQLite catalog whose next `failures` creations answer like the REST catalog that lost a
+ * race: the other worker's creation happens (when `racing`), and this one gets a 500.
+ */
+function losingCatalog(
+  inner: Catalog,
+  options: { failures: number; racing: boolean; error?: FloeError; only?: 'table' },
+) {
+  let failures = options.failures
+  const creates: string[] = []
+  const catalog: Catalog = {
+    description: inner.description,
+    async createNamespace(namespace, properties) {
+      creates.push(`namespace ${namespace.join('.')}`)
+      if (options.only !== 'table' && failures-- > 0) {
+        if (options.racing) await inner.createNamespace(namespace, properties)
+        throw options.error ?? serverError('create namespace')
+      }
+      return inner.createNamespace(namespace, properties)
+    },
+    namespaceExists: (namespace) => inner.namespaceExists(namespace),
+    async createTable(identifier, schema, spec, createOptions) {
+      creates.push(`table ${identifier.name}`)
+      if (failures-- > 0) {
+        if (options.racing) await inner.createTable(identifier, schema, spec, createOptions)
+        throw options.error ?? serverError('create table')
+      }
+      return inner.createTable(identifier, schema, spec, createOptions)
+    },
+    loadTable: (identifier) => inner.loadTable(identifier),
+    tableExists: (identifier) => inner.tableExists(identifier),
+    commitTable: (identifier, requirements, updates) => inner.commitTable(identifier, requirements, updates),
+    dropTable: (identifier, dropOptions) => inner.dropTable(identifier, dropOptions),
+    close: () => inner.close(),
+  }
+  return { catalog, creates }
+}
+
+describe('making a dataset table ready', () => {
+  let dir: string
+  let sql: SqlCatalog
+  const waits: number[] = []
+  const retry = { attempts: 3, firstWaitMs: 100, wait: async (ms: number) => waits.push(ms) }
+  let n = 0
+  const fresh = () => dataset(`ns${++n}.events`)
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'floe-tables-'))
+    sql = await SqlCatalog.open({
+      path: join(dir, 'catalog.db'),
+      name: 'floe',
+      warehouse: `file://${dir}/warehouse`,
+      storage: new LocalFileStorage(),
+    })
+  })
+  after(async () => {
+    await sql.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('carries on when the namespace creation failed because another worker created it', async () => {
+    waits.length = 0
+    const { catalog, creates } = losingCatalog(sql, { failures: 1, racing: true })
+    const table = await ensureDatasetTable(catalog, fresh(), retry)
+    assert.equal(table.metadata['format-version'], 2)
+    assert.deepEqual(creates, ['namespace ns1', 'table events'])
+    assert.deepEqual(waits, [])
+  })
+
+  test('loads the table another worker created while its own creation failed', async () => {
+    waits.length = 0
+    const { catalog, creates } = losingCatalog(sql, { failures: 1, racing: true, only: 'table' })
+    const table = await ensureDatasetTable(catalog, fresh(), retry)
+    assert.ok(table.metadata['table-uuid'])
+    assert.deepEqual(creates, ['namespace ns2', 'table events'])
+    assert.deepEqual(waits, [])
+  })
+
+  test('tries a failed creation again, waiting longer each time, while nothing is there', async () => {
+    waits.length = 0
+    const { catalog, creates } = losingCatalog(sql, { failures: 2, racing: false })
+    await ensureDatasetTable(catalog, fresh(), retry)
+    assert.deepEqual(creates, ['namespace ns3', 'namespace ns3', 'namespace ns3', 'table events'])
+    assert.deepEqual(waits, [100, 200])
+  })
+
+  test('gives up with the catalog error after the last attempt', async () => {
+    waits.length = 0
+    const { catalog } = losingCatalog(sql, { failures: 10, racing: false })
+    await assert.rejects(ensureDatasetTable(catalog, fresh(), retry), { code: 'CATALOG_UNAVAILABLE' })
+    assert.deepEqual(waits, [100, 200])
+  })
+
+  test('does not try again what the catalog refused (a 4xx)', async () => {
+    waits.length = 0
+    const refused = new FloeError('CATALOG_BAD_REQUEST', 'create namespace: 400 bad name')
+    const { catalog, creates } = losingCatalog(sql, { failures: 10, racing: false, error: refused })
+    await assert.rejects(ensureDatasetTable(catalog, fresh(), retry), { code: 'CATALOG_BAD_REQUEST' })
+    assert.equal(creates.length, 1)
+    assert.deepEqual(waits, [])
+  })
+})

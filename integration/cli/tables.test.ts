@@ -1,0 +1,55 @@
+// A dataset's table made ready by several workers at once, on the real REST catalog: workers of
+// one fleet start together, and each creates the namespace and the table it is missing. The
+// catalog's SQLite store answers one of two concurrent namespace creations with a 500 (a
+// duplicate key in iceberg_namespace_properties) instead of a 409; that must not stop a worker.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { ensureDatasetTable } from '../../cli/tables.ts'
+import { type Catalog, openCatalog } from '../../shared/catalog/index.ts'
+import { parseConfig } from '../../shared/config/index.ts'
+import { endpoints, uniqueName } from '../harness.ts'
+
+function datasetOn(table: string) {
+  const config = parseConfig(
+    `kafka:
+  brokers: [127.0.0.1:9092]
+catalog:
+  type: rest
+  uri: ${endpoints().rest.uri}
+ingestion:
+  wal:
+    dir: /tmp/unused
+datasets:
+  - name: events
+    topic: events
+    table: ${table}
+    customMapping: {event_id: id}
+    schema: {event_id: string}
+    badRecords: skip
+`,
+    'floe.yaml',
+    {},
+  )
+  return config.datasets[0]!
+}
+
+describe('a dataset table made ready by workers starting together', () => {
+  const catalogs: Catalog[] = []
+  before(async () => {
+    for (let i = 0; i < 6; i++) catalogs.push(await openCatalog({ type: 'rest', uri: endpoints().rest.uri }))
+  })
+  after(async () => {
+    for (const catalog of catalogs) await catalog.close()
+  })
+
+  test('every worker gets the table when all create the namespace and the table at once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const dataset = datasetOn(`${uniqueName('it_ns_together')}.events`)
+      const results = await Promise.allSettled(catalogs.map((catalog) => ensureDatasetTable(catalog, dataset)))
+      const failures = results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []))
+      assert.deepEqual(failures, [], `round ${round}`)
+      const uuids = new Set(results.map((r) => (r.status === 'fulfilled' ? r.value.metadata['table-uuid'] : undefined)))
+      assert.equal(uuids.size, 1, 'one table, the same for every worker')
+    }
+  })
+})
