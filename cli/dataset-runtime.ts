@@ -19,7 +19,6 @@ import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import { GroupMembership } from './membership.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
 import { dataLocationOf, ensureDatasetTable, tableIdentifier } from './tables.ts'
@@ -97,8 +96,6 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
   const phases = new PhaseClock()
-  let participantMemberId = () => ''
-  const membership = new GroupMembership(group, () => participantMemberId())
   const participant = new DatasetParticipant({
     dataset,
     group,
@@ -126,10 +123,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     ...(deps.dlqMaxMessageBytes === undefined ? {} : { dlqMaxMessageBytes: deps.dlqMaxMessageBytes }),
     uploads,
     backpressure,
-    send: (message) => {
-      membership.sent(message)
-      return deps.send(message)
-    },
+    send: deps.send,
     logger: log.child({ component: 'participant' }),
     metrics,
     phases,
@@ -137,7 +131,6 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     statusSpill: { storage, tableLocation: loaded.metadata.location },
     onFatal: fatal,
   })
-  participantMemberId = () => participant.memberId
   const coordinator = new DatasetCoordinator({
     dataset: { name: dataset.name, topic: dataset.topic },
     group,
@@ -151,7 +144,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     send: deps.send,
     logger: log.child({ component: 'coordinator' }),
     metrics,
-    membership: () => membership.current(),
+    membership: () => participant.membership(),
     onFatal: fatal,
   })
   // In topic order within the dataset; another dataset's queue runs beside it.
@@ -167,7 +160,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     coordinating: false,
     restartAt: 0,
     restartDelayMs: RESTART_FIRST_DELAY_MS,
-    membership: () => membership.current(),
+    membership: () => participant.membership(),
     dispatch(message) {
       if (message.dataset !== dataset.name || message.group !== group) return
       tail = tail.then(async () => {

@@ -1,4 +1,4 @@
-// A worker's drain on shutdown (DESIGN.md "The protocol"): it asks for a last round of every
+// A worker's drain on shutdown (docs/design.md, "The protocol"): it asks for a last round of every
 // dataset and waits, within the drain timeout, for the ACK of a round that started after the
 // request — such a round includes everything this worker wrote before it. What is left when the
 // time is up is safe by recovery; the drain only saves the next owner from reading it again.

@@ -137,7 +137,7 @@ export class DatasetParticipant {
       dataset: dataset.name,
       group: options.group,
       workerId: options.workerId,
-      membership: () => ({ memberId: this.#reader.memberId, generation: this.#reader.generation }),
+      membership: () => this.membership(),
       partitionTypeOf: (specId, filePath) => this.#table.partitionTypeOf(specId, filePath),
       sidecars,
       statusSpill: options.statusSpill,
@@ -198,6 +198,11 @@ export class DatasetParticipant {
 
   get memberId(): string {
     return this.#reader.memberId
+  }
+
+  /** The member id and group generation of this moment, as every WRITE-STATUS states them. */
+  membership(): { memberId: string; generation: number } {
+    return { memberId: this.#reader.memberId, generation: this.#reader.generation }
   }
 
   /** Partitions this member ingests now. */

@@ -1,5 +1,5 @@
 // The sender of a coordinator's messages names the worker's real place in the dataset's consumer
-// group: the member id and the group generation its participant holds (DESIGN.md "The protocol"),
+// group: the member id and the group generation its participant holds (docs/design.md, "The protocol"),
 // the same numbers its own WRITE-STATUS carries, not a constant.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
