@@ -1,7 +1,7 @@
 // `npm run bench`: runs every benchmark the README quotes, one after the other, and prints each one's
 // output under the command that reproduces it. `docs/benchmarks.md` holds the last full output.
 //
-//   node bench/run.ts            the README's sizes (15-30 minutes on a shared 2-core machine)
+//   node bench/run.ts            the README's sizes (about 10 minutes on a quiet 2-core machine)
 //   node bench/run.ts --quick    scaled down (a few minutes): a smoke run, not figures to quote
 //   node bench/run.ts --only parquet-writer,wal   a subset, by name
 //
@@ -33,7 +33,7 @@ const benchmarks: Benchmark[] = [
     name: 'participant',
     what: 'topic -> ready WAL files, 1 KB JSON, 12-column mapping',
     needsStack: true,
-    args: ['bench/participant.bench.ts', '100000', '3'],
+    args: ['bench/participant.bench.ts', '1000000', '3'],
     quickArgs: ['bench/participant.bench.ts', '20000', '1'],
   },
   {
@@ -68,7 +68,7 @@ const benchmarks: Benchmark[] = [
     name: 'fuzz',
     what: 'a real floe run worker over pre-filled records, clean and then 20 % hostile',
     needsStack: true,
-    args: ['bench/fuzz.ts', '100000', '0.2', '--compare'],
+    args: ['bench/fuzz.ts', '1000000', '0.2', '--compare'],
     quickArgs: ['bench/fuzz.ts', '20000', '0.2', '--compare'],
     env: { FUZZ_DLQ_MAX_BYTES: '1048576' },
   },
