@@ -100,12 +100,19 @@ export class GroupReader {
   async join(): Promise<void> {
     await this.#refreshMetadata()
     this.#consumer.topics.track(this.#settings.topic)
-    await this.#consumer.joinGroup({
-      sessionTimeout: this.#settings.sessionTimeoutMs,
-      heartbeatInterval: this.#settings.heartbeatIntervalMs,
-      rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
-      protocols: PROTOCOLS,
-    })
+    try {
+      await this.#consumer.joinGroup({
+        sessionTimeout: this.#settings.sessionTimeoutMs,
+        heartbeatInterval: this.#settings.heartbeatIntervalMs,
+        rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
+        protocols: PROTOCOLS,
+      })
+    } catch (error) {
+      // The client gives up after its own retries with a code of its own: to the operator that is
+      // a broker out of reach, in our taxonomy like every other.
+      const reason = error instanceof Error ? error.message : String(error)
+      throw new FloeError('KAFKA_UNAVAILABLE', `join group ${this.#settings.groupId}: ${reason}`, { cause: error })
+    }
   }
 
   /**
