@@ -35,6 +35,29 @@ describe('the local Kafka broker', () => {
     await admin.deleteTopic(topic)
   })
 
+  test('workers creating the same new topic at once all get it, one of them as its creator', async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const topic = uniqueName('it-race')
+      // A fresh admin client each, as each worker's control channel opens one at start.
+      const results = await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          const fresh = new KafkaAdmin(connection())
+          try {
+            return await fresh.ensureTopic(topic, 1, { 'retention.ms': '86400000' })
+          } finally {
+            await fresh.close()
+          }
+        }),
+      )
+      assert.deepEqual(
+        results.map((r) => r.partitions),
+        [1, 1, 1, 1],
+      )
+      assert.ok(results.filter((r) => r.created).length <= 1, JSON.stringify(results))
+      await admin.deleteTopic(topic)
+    }
+  })
+
   test('delivers produced records to a consumer group and remembers its committed offsets', async () => {
     const topic = uniqueName('it-pc')
     const group = uniqueName('it-group')

@@ -1,4 +1,5 @@
 // Topic and offset administration: what the stack, the coordinator and `floe status` ask of Kafka.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Admin } from '@platformatic/kafka'
 import { FloeError } from '../errors.ts'
 import { clientOptions, type KafkaConnection } from './connection.ts'
@@ -36,9 +37,13 @@ export class KafkaAdmin {
       })
       return { created: true, partitions }
     } catch (error) {
-      // Another worker may have created it between our look and our create.
-      const now = await this.partitionCount(topic)
-      if (now !== undefined) return { created: false, partitions: now }
+      // Another worker may have created it between our look and our create; the broker may not
+      // list it (or know its partitions) for a moment after, so look a few times before failing.
+      for (let waitMs = 100; waitMs <= 1600; waitMs *= 2) {
+        const now = await this.partitionCount(topic)
+        if (now !== undefined) return { created: false, partitions: now }
+        await sleep(waitMs)
+      }
       throw new FloeError('KAFKA_UNAVAILABLE', `could not create topic ${topic}`, { cause: error })
     }
   }
