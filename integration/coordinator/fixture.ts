@@ -82,27 +82,33 @@ export async function coordinatorFixture(t: TestContext): Promise<CoordinatorFix
   cleanups.push(() => rm(dir, { recursive: true, force: true }))
   const catalog = await openCatalog({ type: 'rest', uri: endpoints().rest.uri })
   cleanups.push(() => catalog.close())
-  await catalog.createNamespace([namespace])
-  await catalog.createTable(table, schema, spec)
-  cleanups.push(() => catalog.dropTable(table, { purge: true }))
   const admin = new KafkaAdmin(connection())
   cleanups.push(() => admin.close())
-  await admin.ensureTopic(topic, 3)
-  cleanups.push(() => admin.deleteTopic(topic))
   cleanups.push(() => admin.deleteTopic(controlTopic))
-  const producer = new KafkaProducer(connection())
-  try {
-    await producer.send(
-      [0, 1, 2].flatMap((partition) =>
-        Array.from({ length: RECORDS_PER_PARTITION }, (_, i) => ({
-          topic,
-          partition,
-          value: Buffer.from(JSON.stringify({ id: idOf(partition, i) })),
-        })),
-      ),
-    )
-  } finally {
-    await producer.close()
+
+  async function createTable(): Promise<void> {
+    await catalog.createNamespace([namespace])
+    await catalog.createTable(table, schema, spec)
+    cleanups.push(() => catalog.dropTable(table, { purge: true }))
+  }
+
+  async function createTopic(): Promise<void> {
+    await admin.ensureTopic(topic, 3)
+    cleanups.push(() => admin.deleteTopic(topic))
+    const producer = new KafkaProducer(connection())
+    try {
+      await producer.send(
+        [0, 1, 2].flatMap((partition) =>
+          Array.from({ length: RECORDS_PER_PARTITION }, (_, i) => ({
+            topic,
+            partition,
+            value: Buffer.from(JSON.stringify({ id: idOf(partition, i) })),
+          })),
+        ),
+      )
+    } finally {
+      await producer.close()
+    }
   }
 
   function channel(workerId: string): ControlChannel {
@@ -149,7 +155,11 @@ export async function coordinatorFixture(t: TestContext): Promise<CoordinatorFix
     p < 2 ? 'participant-a' : 'participant-b',
   )
   participantChannel.register(participants)
-  await participantChannel.start()
+  // Independent of each other, so at once: setting up is most of a short test's time. The
+  // participants' channel creates the control topic; the coordinator's starts after it, since two
+  // channels creating one topic at the same moment can see the broker refuse the second.
+  await Promise.all([createTable(), createTopic(), participantChannel.start()])
+  // Last: its first START must find the table, the topic and the participants listening.
   const a = await coordinator('coordinator-a')
 
   const configFile = join(dir, 'floe.yaml')
