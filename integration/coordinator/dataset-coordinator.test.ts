@@ -1,36 +1,20 @@
 // The DatasetCoordinator on the real stack: a table through the REST catalog, a 3-partition topic,
 // a control topic of the test's own, and fake participants that answer END-COMMIT with real data
 // files. pyiceberg reads every table the rounds wrote. Also `floe observe` (a child process during a
-// round) and `floe status` (against the table the rounds built).
+// round) and `floe status`. Each test builds its own fixture (fixture.ts), so any one runs alone.
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { runStatus } from '../../cli/status.ts'
-import { DatasetCoordinator, type RoundResult } from '../../coordinator/index.ts'
-import { ControlChannel, fileListLocation, spillFiles } from '../../protocol/index.ts'
-import { type Catalog, openCatalog, type TableIdentifier } from '../../shared/catalog/index.ts'
+import type { RoundResult } from '../../coordinator/index.ts'
+import { fileListLocation, spillFiles } from '../../protocol/index.ts'
 import { parseJson } from '../../shared/json/index.ts'
-import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../../shared/kafka/index.ts'
-import { RoutedStorage } from '../../shared/storage/index.ts'
-import { createMetrics, type FloeMetrics } from '../../shared/telemetry/index.ts'
-import { endpoints, stackConfigYaml, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
-import {
-  emptyStatus,
-  FakeParticipants,
-  idOf,
-  type LogLine,
-  recordingLogger,
-  schema,
-  spec,
-  WatchedProcess,
-  writtenStatus,
-} from './support.ts'
+import { endpoints, type VerifyResult, verifyTable } from '../harness.ts'
+import { type CoordinatorFixture, coordinatorFixture, RECORDS_PER_PARTITION } from './fixture.ts'
+import { WatchedProcess } from './support.ts'
 
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
-const connection = (): KafkaConnection => ({ brokers: endpoints().kafka.brokers, clientId: 'floe-it-coordinator' })
-const RECORDS_PER_PARTITION = 22
 
 function committed(result: RoundResult): Extract<RoundResult, { kind: 'committed' }> {
   assert.equal(
@@ -44,160 +28,33 @@ function committed(result: RoundResult): Extract<RoundResult, { kind: 'committed
 const offsetsOf = (offsets: Array<{ partition: number; offset: bigint }>) =>
   Object.fromEntries(offsets.map(({ partition, offset }) => [partition, offset]))
 
+/** pyiceberg found every id the fixture landed once, and nothing else. */
+function assertExactlyLanded(f: CoordinatorFixture, report: VerifyResult): void {
+  assert.equal(report.error, undefined)
+  assert.equal(report.rows, f.landed.length)
+  const { expected, found, missing, duplicated, unexpected } = report.ids ?? {}
+  const count = f.landed.length
+  assert.deepEqual(
+    { expected, found, missing, duplicated, unexpected },
+    { expected: count, found: count, missing: 0, duplicated: 0, unexpected: 0 },
+  )
+}
+
 describe('the dataset coordinator on the local stack', () => {
-  const namespace = uniqueName('it_coord')
-  const table: TableIdentifier = { namespace: [namespace], name: 'events' }
-  const tableName = `${namespace}.events`
-  const topic = uniqueName('it-coord-events')
-  const controlTopic = uniqueName('it-coord-control')
-  const groupPrefix = uniqueName('it-coord')
-  const dataset = 'events'
-  const group = `${groupPrefix}-${dataset}`
-  const storage = new RoutedStorage({})
-  const channels: ControlChannel[] = []
-  const coordinators: DatasetCoordinator[] = []
-  /** Every id a committed round landed, in order: the table must hold exactly these. */
-  const landed: string[] = []
-  let catalog: Catalog
-  let admin: KafkaAdmin
-  let participants: FakeParticipants
-  let coordinatorA: DatasetCoordinator
-  let metricsA: FloeMetrics
-  let logA: { lines: LogLine[] }
-  let dir: string
-  let configFile: string
-
-  const target = () => ({ catalog, storage, table, topic })
-  const written = (partition: number, start: number, end: number, origin?: 'table' | 'offset-reset') =>
-    writtenStatus(target(), partition, start, end, origin)
-  const empty = (partition: number, at: number) => emptyStatus(topic, partition, at)
-  const land = (partition: number, start: number, end: number) => {
-    for (let offset = start; offset < end; offset++) landed.push(idOf(partition, offset))
-  }
-
-  async function channel(workerId: string): Promise<ControlChannel> {
-    const created = new ControlChannel({
-      connection: connection(),
-      topic: controlTopic,
-      groupPrefix,
-      workerId,
-      logger: recordingLogger(),
-    })
-    channels.push(created)
-    return created
-  }
-
-  async function coordinator(workerId: string) {
-    const control = await channel(workerId)
-    const metrics = createMetrics({ defaultMetrics: false })
-    const logger = recordingLogger()
-    const created = new DatasetCoordinator({
-      dataset: { name: dataset, topic },
-      group,
-      workerId,
-      // Rounds end when a test asks (requestRound), never on the interval: no test waits on a clock.
-      commitIntervalMs: 600_000,
-      commitTimeoutMs: 2_000,
-      failureBackoffMs: 200,
-      catalog,
-      storage,
-      table,
-      admin,
-      send: (message) => control.send(message),
-      logger,
-      metrics,
-    })
-    control.register(created)
-    coordinators.push(created)
-    await control.start()
-    await created.start()
-    return { coordinator: created, metrics, logger }
-  }
-
-  /** pyiceberg found every landed id once, and nothing else. */
-  function assertExactlyLanded(report: VerifyResult): void {
-    assert.equal(report.error, undefined)
-    assert.equal(report.rows, landed.length)
-    const { expected, found, missing, duplicated, unexpected } = report.ids ?? {}
-    assert.deepEqual(
-      { expected, found, missing, duplicated, unexpected },
-      { expected: landed.length, found: landed.length, missing: 0, duplicated: 0, unexpected: 0 },
-    )
-  }
-
-  async function verify() {
-    const ids = join(dir, `${landed.length}.ids`)
-    await writeFile(ids, `${landed.join('\n')}\n`)
-    return verifyTable(tableName, { idsFile: ids })
-  }
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'floe-it-coordinator-'))
-    catalog = await openCatalog({ type: 'rest', uri: endpoints().rest.uri })
-    await catalog.createNamespace([namespace])
-    await catalog.createTable(table, schema, spec)
-    admin = new KafkaAdmin(connection())
-    await admin.ensureTopic(topic, 3)
-    const producer = new KafkaProducer(connection())
-    await producer.send(
-      [0, 1, 2].flatMap((partition) =>
-        Array.from({ length: RECORDS_PER_PARTITION }, (_, i) => ({
-          topic,
-          partition,
-          value: Buffer.from(JSON.stringify({ id: idOf(partition, i) })),
-        })),
-      ),
-    )
-    await producer.close()
-
-    const participantChannel = await channel('participants')
-    participants = new FakeParticipants(participantChannel, dataset, group, (p) =>
-      p < 2 ? 'participant-a' : 'participant-b',
-    )
-    participantChannel.register(participants)
-    await participantChannel.start()
-    ;({ coordinator: coordinatorA, metrics: metricsA, logger: logA } = await coordinator('coordinator-a'))
-
-    configFile = join(dir, 'floe.yaml')
-    await writeFile(
-      configFile,
-      `${stackConfigYaml('it-coord', { groupPrefix, controlTopic })}ingestion:
-  wal:
-    dir: ${join(dir, 'wal')}
-datasets:
-  - name: ${dataset}
-    topic: ${topic}
-    table: ${tableName}
-    customMapping: {id: id, kind: kind, position: position}
-    schema: {id: string, kind: string, position: long}
-    badRecords: skip
-`,
-    )
-  })
-
-  after(async () => {
-    await Promise.all(coordinators.map((c) => c.stop('test over')))
-    await Promise.all(channels.map((c) => c.close()))
-    await admin.deleteTopic(topic).catch(() => {})
-    await admin.deleteTopic(controlTopic).catch(() => {})
-    await admin.close()
-    await catalog.dropTable(table, { purge: true }).catch(() => {})
-    await catalog.close()
-    await rm(dir, { recursive: true, force: true })
-  })
-
   test('a round every partition answers commits their files, and its ACK names the offsets and files', {
     timeout: 60_000,
-  }, async () => {
+  }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants, group, topic } = f
     participants.answers = [
-      await written(0, 0, 10, 'offset-reset'),
-      await written(1, 0, 5, 'offset-reset'),
-      await written(2, 0, 7, 'offset-reset'),
+      await f.written(0, 0, 10, 'offset-reset'),
+      await f.written(1, 0, 5, 'offset-reset'),
+      await f.written(2, 0, 7, 'offset-reset'),
     ]
-    const round = committed(await coordinatorA.requestRound('test'))
-    land(0, 0, 10)
-    land(1, 0, 5)
-    land(2, 0, 7)
+    const round = committed(await f.a.coordinator.requestRound('test'))
+    f.land(0, 0, 10)
+    f.land(1, 0, 5)
+    f.land(2, 0, 7)
 
     const start = await participants.start(round.commitId)
     assert.deepEqual(start.body, { type: 'StartCommit', tableOffsets: [], snapshotId: null })
@@ -205,28 +62,30 @@ datasets:
     assert.equal(ack.snapshotId, round.snapshotId)
     assert.deepEqual(offsetsOf(ack.committedOffsets), { 0: 10n, 1: 5n, 2: 7n })
     for (const status of participants.answers) {
-      const paths = ack.committedFiles.find((f) => f.partition === status.partition)?.filePaths
+      const paths = ack.committedFiles.find((c) => c.partition === status.partition)?.filePaths
       assert.deepEqual(
         paths,
-        status.files.map((f) => f.filePath),
+        status.files.map((file) => file.filePath),
       )
     }
     assert.deepEqual(ack.rejections, [])
 
-    const report = await verify()
+    const report = await f.verify()
     assert.equal(report.error, undefined)
     assert.equal(report.rows, 22)
-    assertExactlyLanded(report)
+    assertExactlyLanded(f, report)
     const summary = report.snapshots.at(-1)?.summary ?? {}
     assert.equal(summary['floe.commit-id'], round.commitId)
     assert.deepEqual(parseJson(summary[`floe.offsets.${group}`] ?? ''), { [topic]: { 0: 10, 1: 5, 2: 7 } })
     assert.equal(report.properties[`floe.offsets.${group}`], summary[`floe.offsets.${group}`])
 
-    const records = await metricsA.recordsCommitted.get()
+    const records = await f.a.metrics.recordsCommitted.get()
     assert.equal(records.values[0]?.value, 22)
-    const rounds = await metricsA.rounds.get()
+    const rounds = await f.a.metrics.rounds.get()
     assert.equal(rounds.values.find((v) => v.labels['outcome'] === 'committed')?.value, 1)
-    const line = logA.lines.find((l) => l.message === 'round committed' && l.details['commitId'] === round.commitId)
+    const line = f.a.logger.lines.find(
+      (l) => l.message === 'round committed' && l.details['commitId'] === round.commitId,
+    )
     assert.ok(line, 'one log line for the round')
     assert.equal(line.details['answered'], 3)
     assert.deepEqual(line.details['missing'], [])
@@ -236,54 +95,63 @@ datasets:
 
   test('a partition that does not answer within the commit timeout goes into the next round', {
     timeout: 60_000,
-  }, async () => {
-    participants.answers = [await written(0, 10, 15), await written(1, 5, 9)]
+  }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants } = f
+    participants.answers = [await f.written(0, 0, 5, 'offset-reset'), await f.written(1, 0, 4, 'offset-reset')]
     const asked = Date.now()
-    const partial = committed(await coordinatorA.requestRound('test'))
+    const partial = committed(await f.a.coordinator.requestRound('test'))
     assert.ok(Date.now() - asked >= 1_900, 'the round waited for the commit timeout')
-    land(0, 10, 15)
-    land(1, 5, 9)
+    f.land(0, 0, 5)
+    f.land(1, 0, 4)
     const partialAck = await participants.ack(partial.commitId)
-    assert.deepEqual(offsetsOf(partialAck.committedOffsets), { 0: 15n, 1: 9n })
+    assert.deepEqual(offsetsOf(partialAck.committedOffsets), { 0: 5n, 1: 4n })
 
-    participants.answers = [empty(0, 15), empty(1, 9), await written(2, 7, 12)]
-    const next = committed(await coordinatorA.requestRound('test'))
-    land(2, 7, 12)
+    participants.answers = [f.empty(0, 5), f.empty(1, 4), await f.written(2, 0, 5, 'offset-reset')]
+    const next = committed(await f.a.coordinator.requestRound('test'))
+    f.land(2, 0, 5)
     const nextAck = await participants.ack(next.commitId)
-    assert.deepEqual(offsetsOf(nextAck.committedOffsets), { 2: 12n })
+    assert.deepEqual(offsetsOf(nextAck.committedOffsets), { 2: 5n })
 
-    const report = await verify()
-    assertExactlyLanded(report)
+    const report = await f.verify()
+    assertExactlyLanded(f, report)
     const partialSnapshot = report.snapshots.find((s) => s.summary['floe.commit-id'] === partial.commitId)
     assert.equal(partialSnapshot?.summary['floe.round.partial'], 'true')
-    const line = logA.lines.find((l) => l.details['commitId'] === partial.commitId && l.message === 'round committed')
+    const line = f.a.logger.lines.find(
+      (l) => l.details['commitId'] === partial.commitId && l.message === 'round committed',
+    )
     assert.deepEqual(line?.details['missing'], [2])
   })
 
-  test('a stale range is rejected, the ACK says so, and its rows do not land twice', { timeout: 60_000 }, async () => {
-    participants.answers = [await written(0, 10, 15), await written(1, 9, 12), empty(2, 12)]
-    const mixed = committed(await coordinatorA.requestRound('test'))
-    land(1, 9, 12)
+  test('a stale range is rejected, the ACK says so, and its rows do not land twice', { timeout: 60_000 }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants, topic } = f
+    // The table holds p0 [0, 5) and p1 [0, 3): p0 [0, 5) again is a replay of a committed range.
+    await f.seed({ 0: 5, 1: 3 })
+    participants.answers = [await f.written(0, 0, 5), await f.written(1, 3, 6), f.empty(2, 0)]
+    const mixed = committed(await f.a.coordinator.requestRound('test'))
+    f.land(1, 3, 6)
     const mixedAck = await participants.ack(mixed.commitId)
-    assert.deepEqual(offsetsOf(mixedAck.committedOffsets), { 1: 12n })
-    assert.deepEqual(mixedAck.rejections, [{ topic, partition: 0, reason: 'behind-table', tableOffset: 15n }])
+    assert.deepEqual(offsetsOf(mixedAck.committedOffsets), { 1: 6n })
+    assert.deepEqual(mixedAck.rejections, [{ topic, partition: 0, reason: 'behind-table', tableOffset: 5n }])
 
-    participants.answers = [await written(0, 12, 15), empty(1, 12), empty(2, 12)]
-    const rejected = await coordinatorA.requestRound('test')
+    participants.answers = [await f.written(0, 2, 5), f.empty(1, 6), f.empty(2, 0)]
+    const rejected = await f.a.coordinator.requestRound('test')
     assert.equal(rejected.kind, 'rejected')
     const rejectedAck = await participants.ack(rejected.commitId ?? '')
     assert.equal(rejectedAck.snapshotId, null)
     assert.deepEqual(rejectedAck.committedOffsets, [])
-    assert.deepEqual(rejectedAck.rejections, [{ topic, partition: 0, reason: 'behind-table', tableOffset: 15n }])
+    assert.deepEqual(rejectedAck.rejections, [{ topic, partition: 0, reason: 'behind-table', tableOffset: 5n }])
 
-    const report = await verify()
-    assertExactlyLanded(report)
+    assertExactlyLanded(f, await f.verify())
   })
 
   test('a file list spilled to storage is read back; one that cannot be read holds only its partitions back', {
     timeout: 60_000,
-  }, async () => {
-    const { metadata } = await catalog.loadTable(table)
+  }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants, storage } = f
+    const { metadata } = await f.catalog.loadTable(f.table)
     const lists: string[] = []
     participants.rewrite = async (message) => {
       const location = fileListLocation(metadata.location, message.commitId, message.sender.workerId)
@@ -291,12 +159,16 @@ datasets:
       return spillFiles(message, { storage, location, maxBytes: 0 })
     }
     try {
-      participants.answers = [await written(0, 15, 16), empty(1, 12), await written(2, 12, 13)]
-      const spilled = committed(await coordinatorA.requestRound('test'))
-      land(0, 15, 16)
-      land(2, 12, 13)
+      participants.answers = [
+        await f.written(0, 0, 1, 'offset-reset'),
+        f.empty(1, 0),
+        await f.written(2, 0, 1, 'offset-reset'),
+      ]
+      const spilled = committed(await f.a.coordinator.requestRound('test'))
+      f.land(0, 0, 1)
+      f.land(2, 0, 1)
       const ack = await participants.ack(spilled.commitId)
-      assert.deepEqual(offsetsOf(ack.committedOffsets), { 0: 16n, 2: 13n })
+      assert.deepEqual(offsetsOf(ack.committedOffsets), { 0: 1n, 2: 1n })
       assert.equal(lists.length, 2)
 
       // participant-b's list is gone before the coordinator reads it: p2 answers as an error.
@@ -306,38 +178,40 @@ datasets:
         if (message.sender.workerId === 'participant-b') await storage.delete(location)
         return out
       }
-      participants.answers = [await written(0, 16, 17), empty(1, 12), await written(2, 13, 14)]
+      participants.answers = [await f.written(0, 1, 2), f.empty(1, 0), await f.written(2, 1, 2)]
       const asked = Date.now()
-      const held = committed(await coordinatorA.requestRound('test'))
+      const held = committed(await f.a.coordinator.requestRound('test'))
       assert.ok(Date.now() - asked < 2_000, 'an error answer counts as answered: no wait for the timeout')
-      land(0, 16, 17)
+      f.land(0, 1, 2)
       const heldAck = await participants.ack(held.commitId)
-      assert.deepEqual(offsetsOf(heldAck.committedOffsets), { 0: 17n })
-      const warning = logA.lines.find((l) => l.details['commitId'] === held.commitId && l.level === 'warn')
+      assert.deepEqual(offsetsOf(heldAck.committedOffsets), { 0: 2n })
+      const warning = f.a.logger.lines.find((l) => l.details['commitId'] === held.commitId && l.level === 'warn')
       assert.equal(warning?.details['code'], 'STORAGE_NOT_FOUND')
     } finally {
       participants.rewrite = undefined
     }
-    // p2 [13, 14) goes into the next round, as a participant would report it again.
-    participants.answers = [empty(0, 17), empty(1, 12), await written(2, 13, 14)]
-    const again = committed(await coordinatorA.requestRound('test'))
-    land(2, 13, 14)
-    assert.deepEqual(offsetsOf((await participants.ack(again.commitId)).committedOffsets), { 2: 14n })
-    assertExactlyLanded(await verify())
+    // p2 [1, 2) goes into the next round, as a participant would report it again.
+    participants.answers = [f.empty(0, 2), f.empty(1, 0), await f.written(2, 1, 2)]
+    const again = committed(await f.a.coordinator.requestRound('test'))
+    f.land(2, 1, 2)
+    assert.deepEqual(offsetsOf((await participants.ack(again.commitId)).committedOffsets), { 2: 2n })
+    assertExactlyLanded(f, await f.verify())
   })
 
-  test('floe observe prints each message of a round and its summary as JSON lines', { timeout: 90_000 }, async () => {
-    const observe = new WatchedProcess(floe, ['observe', '--json', '--config', configFile])
+  test('floe observe prints each message of a round and its summary as JSON lines', { timeout: 90_000 }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants } = f
+    const observe = new WatchedProcess(floe, ['observe', '--json', '--config', f.configFile])
     try {
       await observe.line('stderr', 'observe to join the control topic', (l) => l.includes('watching'))
       // This round started before observe joined: its messages are shown, but it gets no summary.
-      participants.answers = [await written(0, 17, 18), empty(1, 12), empty(2, 14)]
-      const unseen = committed(await coordinatorA.requestRound('observe'))
-      land(0, 17, 18)
-      participants.answers = [await written(0, 18, 19), empty(1, 12), await written(2, 14, 15)]
-      const seen = committed(await coordinatorA.requestRound('observe'))
-      land(0, 18, 19)
-      land(2, 14, 15)
+      participants.answers = [await f.written(0, 0, 1, 'offset-reset'), f.empty(1, 0), f.empty(2, 0)]
+      const unseen = committed(await f.a.coordinator.requestRound('observe'))
+      f.land(0, 0, 1)
+      participants.answers = [await f.written(0, 1, 2), f.empty(1, 0), await f.written(2, 0, 1, 'offset-reset')]
+      const seen = committed(await f.a.coordinator.requestRound('observe'))
+      f.land(0, 1, 2)
+      f.land(2, 0, 1)
 
       const summaryText = await observe.line(
         'stdout',
@@ -369,7 +243,7 @@ datasets:
         ],
       )
       const status = ofSeen[3] as { partitions: Array<Record<string, unknown>> }
-      assert.deepEqual(status.partitions[0]?.['range'], [14, 15])
+      assert.deepEqual(status.partitions[0]?.['range'], [0, 1])
       assert.equal(status.partitions[0]?.['records'], 1)
       assert.ok(lines.some((l) => l['commitId'] === unseen.commitId && l['type'] === 'CommitAcked'))
       assert.ok(!lines.some((l) => l['kind'] === 'round' && l['commitId'] === unseen.commitId))
@@ -381,18 +255,22 @@ datasets:
 
   test('two coordinators at once: one wins each conflicting round, and no row lands twice', {
     timeout: 120_000,
-  }, async () => {
-    const { coordinator: coordinatorB } = await coordinator('coordinator-b')
-    const next = { 0: 19, 1: 12, 2: 15 }
+  }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants } = f
+    await f.seed({ 0: 3, 1: 2, 2: 1 })
+    const coordinatorA = f.a.coordinator
+    const { coordinator: coordinatorB } = await f.coordinator('coordinator-b')
+    const next = { 0: 3, 1: 2, 2: 1 }
     for (let race = 0; race < 3; race++) {
       participants.answers = [
-        await written(0, next[0], next[0] + 1),
-        await written(1, next[1], next[1] + 1),
-        await written(2, next[2], next[2] + 1),
+        await f.written(0, next[0], next[0] + 1),
+        await f.written(1, next[1], next[1] + 1),
+        await f.written(2, next[2], next[2] + 1),
       ]
       const results = await Promise.all([coordinatorA.requestRound('race'), coordinatorB.requestRound('race')])
       assert.deepEqual(results.map((r) => r.kind).sort(), ['committed', 'rejected'], `race ${race}`)
-      for (const p of [0, 1, 2] as const) land(p, next[p], next[p] + 1)
+      for (const p of [0, 1, 2] as const) f.land(p, next[p], next[p] + 1)
       for (const p of [0, 1, 2] as const) next[p]++
       const loser = results.find((r) => r.kind === 'rejected')
       const loserAck = await participants.ack(loser?.commitId ?? '')
@@ -408,14 +286,21 @@ datasets:
     await coordinatorB.stop('race over')
     assert.equal((await coordinatorB.requestRound('after stop')).kind, 'stopped')
 
-    const report = await verify()
-    assertExactlyLanded(report)
+    assertExactlyLanded(f, await f.verify())
   })
 
-  test('floe status shows each partition against the topic end, and the last commit', { timeout: 60_000 }, async () => {
+  test('floe status shows each partition against the topic end, and the last commit', {
+    timeout: 60_000,
+  }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { configFile, dataset, group, tableName, topic } = f
+    await f.seed({ 0: RECORDS_PER_PARTITION, 1: 15, 2: 18 })
     const out: string[] = []
     const err: string[] = []
-    const io = { stdout: { write: (t: string) => out.push(t) }, stderr: { write: (t: string) => err.push(t) } }
+    const io = {
+      stdout: { write: (text: string) => out.push(text) },
+      stderr: { write: (text: string) => err.push(text) },
+    }
     assert.equal(await runStatus(configFile, { json: true, ...io }), 0, err.join(''))
     const document = parseJson(out.join('')) as { datasets: Array<Record<string, unknown>> }
     const status = document.datasets[0] ?? {}
@@ -446,7 +331,8 @@ datasets:
     assert.match(human, /total lag 11/)
   })
 
-  test('floe status names a server it cannot reach in one line and exits 1', { timeout: 60_000 }, async () => {
+  test('floe status names a server it cannot reach in one line and exits 1', { timeout: 60_000 }, async (t) => {
+    const f = await coordinatorFixture(t)
     const cases = [
       {
         env: 'kafka',
@@ -459,15 +345,14 @@ datasets:
         expect: /^floe status: catalog http:\/\/127\.0\.0\.1:2: connection refused\n$/,
       },
     ]
-    const { readFile } = await import('node:fs/promises')
-    const original = await readFile(configFile, 'utf8')
+    const original = await readFile(f.configFile, 'utf8')
     for (const { env, yaml, expect } of cases) {
-      const file = join(dir, `${env}.yaml`)
+      const file = join(f.dir, `${env}.yaml`)
       await writeFile(file, yaml(original))
       const err: string[] = []
       const code = await runStatus(file, {
         stdout: { write: () => true },
-        stderr: { write: (t: string) => err.push(t) },
+        stderr: { write: (text: string) => err.push(text) },
         timeoutMs: 10_000,
       })
       assert.equal(code, 1, env)
@@ -475,16 +360,19 @@ datasets:
     }
   })
 
-  test('a stopped coordinator starts again and runs rounds', { timeout: 60_000 }, async () => {
+  test('a stopped coordinator starts again and runs rounds', { timeout: 60_000 }, async (t) => {
+    const f = await coordinatorFixture(t)
+    const { participants } = f
+    const coordinatorA = f.a.coordinator
     await coordinatorA.stop('revoked')
     assert.equal((await coordinatorA.nextRound()).kind, 'stopped')
     await coordinatorA.start()
-    participants.answers = [empty(0, 22), empty(1, 15), empty(2, 18)]
+    participants.answers = [f.empty(0, 0), f.empty(1, 0), f.empty(2, 0)]
     const round = await coordinatorA.requestRound('restarted')
     assert.equal(round.kind, 'empty')
     const ack = await participants.ack(round.commitId ?? '')
     assert.equal(ack.snapshotId, null)
-    const gauge = await metricsA.coordinatorActive.get()
+    const gauge = await f.a.metrics.coordinatorActive.get()
     assert.equal(gauge.values[0]?.value, 1)
   })
 })

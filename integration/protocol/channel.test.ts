@@ -2,7 +2,7 @@
 // channel started later reads only what is sent after it started, and bytes that are not a Floe
 // envelope are logged and skipped.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { after, before, describe, type TestContext, test } from 'node:test'
 import {
   ControlChannel,
   type ControlLogger,
@@ -63,25 +63,34 @@ class Inbox implements ControlReceiver {
 }
 
 describe('the control channel on the local broker', () => {
-  const topic = uniqueName('it-control')
-  const groupPrefix = uniqueName('it-floe')
   const channels: ControlChannel[] = []
   let admin: KafkaAdmin
 
-  async function startChannel(workerId: string, options: { topic?: string } = {}) {
+  async function startChannel(workerId: string, topic: string, groupPrefix: string) {
     const logger = recordingLogger()
     const inbox = new Inbox()
-    const channel = new ControlChannel({
-      connection: connection(),
-      topic: options.topic ?? topic,
-      groupPrefix,
-      workerId,
-      logger,
-    })
+    const channel = new ControlChannel({ connection: connection(), topic, groupPrefix, workerId, logger })
     channel.register(inbox)
     channels.push(channel)
     await channel.start()
     return { channel, inbox, logger }
+  }
+
+  /** worker-a and worker-b on a control topic and group prefix of the test's own, removed after it. */
+  async function twoWorkers(t: TestContext) {
+    const topic = uniqueName('it-control')
+    const groupPrefix = uniqueName('it-floe')
+    const started: Awaited<ReturnType<typeof startChannel>>[] = []
+    t.after(async () => {
+      await Promise.all(started.map(({ channel }) => channel.close()))
+      await admin.deleteTopic(topic).catch(() => {})
+    })
+    const start = async (workerId: string) => {
+      const worker = await startChannel(workerId, topic, groupPrefix)
+      started.push(worker)
+      return worker
+    }
+    return { topic, groupPrefix, start, a: await start('worker-a'), b: await start('worker-b') }
   }
 
   before(() => {
@@ -89,16 +98,11 @@ describe('the control channel on the local broker', () => {
   })
   after(async () => {
     await Promise.all(channels.map((channel) => channel.close()))
-    await admin.deleteTopic(topic).catch(() => {})
     await admin.close()
   })
 
-  let a: Awaited<ReturnType<typeof startChannel>>
-  let b: Awaited<ReturnType<typeof startChannel>>
-
-  test('two workers see each other and themselves, in one order', async () => {
-    a = await startChannel('worker-a')
-    b = await startChannel('worker-b')
+  test('two workers see each other and themselves, in one order', async (t) => {
+    const { topic, groupPrefix, a, b } = await twoWorkers(t)
     assert.equal(a.channel.groupId, `${groupPrefix}-control-worker-a`)
     assert.equal(await admin.partitionCount(topic), 1)
 
@@ -114,17 +118,22 @@ describe('the control channel on the local broker', () => {
     for (const { inbox } of [a, b]) assert.deepStrictEqual(await inbox.waitFor(2), [start, status])
   })
 
-  test('a worker that starts later sees only what is sent after it started', async () => {
-    const c = await startChannel('worker-c')
+  test('a worker that starts later sees only what is sent after it started', async (t) => {
+    const { start, a } = await twoWorkers(t)
+    const earlier = message({ type: 'StartCommit', tableOffsets: [], snapshotId: null })
+    await a.channel.send(earlier)
+    assert.deepStrictEqual(await a.inbox.waitFor(1), [earlier])
+    const c = await start('worker-c')
     const end = message({ type: 'EndCommit', expectedPartitions: [{ topic: 'events', partition: 0 }] })
     await a.channel.send(end)
     assert.deepStrictEqual(await c.inbox.waitFor(1), [end])
-    assert.deepStrictEqual((await a.inbox.waitFor(3))[2], end)
+    assert.deepStrictEqual(await a.inbox.waitFor(2), [earlier, end])
     await c.channel.close()
     assert.equal(await c.channel.whenStopped(), undefined)
   })
 
-  test('bytes that are not a Floe envelope are logged and skipped, and the next message arrives', async () => {
+  test('bytes that are not a Floe envelope are logged and skipped, and the next message arrives', async (t) => {
+    const { topic, a, b } = await twoWorkers(t)
     const before = b.inbox.messages.length
     const producer = new KafkaProducer(connection())
     try {
@@ -152,7 +161,8 @@ describe('the control channel on the local broker', () => {
     )
   })
 
-  test('a receiver that throws is logged and does not stop the others', async () => {
+  test('a receiver that throws is logged and does not stop the others', async (t) => {
+    const { a, b } = await twoWorkers(t)
     const before = b.inbox.messages.length
     const unregister = b.channel.register({
       receive() {
@@ -171,8 +181,9 @@ describe('the control channel on the local broker', () => {
     const wide = uniqueName('it-control-wide')
     await admin.ensureTopic(wide, 3)
     try {
-      const d = await startChannel('worker-d', { topic: wide })
-      const e = await startChannel('worker-e', { topic: wide })
+      const groupPrefix = uniqueName('it-floe')
+      const d = await startChannel('worker-d', wide, groupPrefix)
+      const e = await startChannel('worker-e', wide, groupPrefix)
       assert.ok(d.logger.lines.some((line) => line.level === 'warn' && line.details['partitions'] === 3))
       const producer = new KafkaProducer(connection())
       try {
