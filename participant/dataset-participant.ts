@@ -196,10 +196,6 @@ export class DatasetParticipant {
     return this.#ready
   }
 
-  get memberId(): string {
-    return this.#reader.memberId
-  }
-
   /** The member id and group generation of this moment, as every WRITE-STATUS states them. */
   membership(): { memberId: string; generation: number } {
     return { memberId: this.#reader.memberId, generation: this.#reader.generation }

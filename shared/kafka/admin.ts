@@ -39,10 +39,10 @@ export class KafkaAdmin {
     } catch (error) {
       // Another worker may have created it between our look and our create; the broker may not
       // list it (or know its partitions) for a moment after, so look a few times before failing.
-      for (let waitMs = 100; waitMs <= 1600; waitMs *= 2) {
+      for (const waitMs of [0, 100, 200, 400, 800, 1600]) {
+        if (waitMs > 0) await sleep(waitMs)
         const now = await this.partitionCount(topic)
         if (now !== undefined) return { created: false, partitions: now }
-        await sleep(waitMs)
       }
       throw new FloeError('KAFKA_UNAVAILABLE', `could not create topic ${topic}`, { cause: error })
     }

@@ -4,7 +4,7 @@
 // caller passes, and a paused partition is one the caller leaves out of the next fetch. The group
 // only says which partitions are ours; Floe's progress lives in the Iceberg table.
 import { Consumer, type RecordsBatch } from '@platformatic/kafka'
-import { FloeError } from '../errors.ts'
+import { FloeError, messageOf } from '../errors.ts'
 import type { OpenAborts } from './aborted-transactions.ts'
 import { clientOptions, type KafkaConnection } from './connection.ts'
 import { type FetchedPartition, readFetchResponse, responseOf } from './fetch-response.ts'
@@ -110,8 +110,9 @@ export class GroupReader {
     } catch (error) {
       // The client gives up after its own retries with a code of its own: to the operator that is
       // a broker out of reach, in our taxonomy like every other.
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new FloeError('KAFKA_UNAVAILABLE', `join group ${this.#settings.groupId}: ${reason}`, { cause: error })
+      throw new FloeError('KAFKA_UNAVAILABLE', `join group ${this.#settings.groupId}: ${messageOf(error)}`, {
+        cause: error,
+      })
     }
   }
 
