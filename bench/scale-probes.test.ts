@@ -2,7 +2,14 @@
 // node --test bench/scale-probes.test.ts
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { counterTotal, cpuTicksOfStat, peakRssOfStatus, quantile, roundsOfLog } from './scale-probes.ts'
+import {
+  counterTotal,
+  cpuTicksOfStat,
+  histogramQuantile,
+  peakRssOfStatus,
+  quantile,
+  roundsOfLog,
+} from './scale-probes.ts'
 
 describe('quantile', () => {
   test('nearest rank: the median of four is the second, p99 of a hundred the 99th, p100 the largest', () => {
@@ -57,5 +64,26 @@ describe('worker output readers', () => {
       'floe_records_received_total_extra 1000',
     ].join('\n')
     assert.equal(counterTotal(text, 'floe_records_received_total'), 42)
+  })
+
+  test("a histogram's p99 is the first bucket whose cumulative count reaches it, summed over workers", () => {
+    const worker = (counts: number[]) =>
+      [1, 2, 5, 10, '+Inf']
+        .map((le, i) => `floe_commit_visibility_seconds_bucket{le="${le}",dataset="a"} ${counts[i]}`)
+        .join('\n')
+    // 200 observations: 150 by 2 s, 197 by 5 s, 199 by 10 s, 200 in all; p99 (198) needs the 10 s bucket.
+    assert.equal(
+      histogramQuantile(
+        [worker([0, 100, 130, 132, 132]), worker([0, 50, 67, 67, 68])],
+        'floe_commit_visibility_seconds',
+        0.99,
+      ),
+      10,
+    )
+    assert.equal(
+      histogramQuantile([worker([0, 0, 0, 0, 5])], 'floe_commit_visibility_seconds', 0.5),
+      Number.POSITIVE_INFINITY,
+    )
+    assert.ok(Number.isNaN(histogramQuantile([worker([0, 0, 0, 0, 0])], 'floe_commit_visibility_seconds', 0.99)))
   })
 })

@@ -87,6 +87,29 @@ export function counterTotal(text: string, name: string): number {
   return total
 }
 
+/**
+ * The upper bound (`le`) of the first bucket of a Prometheus histogram whose cumulative count
+ * reaches quantile `q`, over every label set of every text; Infinity when only +Inf does, NaN
+ * when the histogram has no observations.
+ */
+export function histogramQuantile(texts: readonly string[], name: string, q: number): number {
+  const buckets = new Map<number, number>()
+  const prefix = `${name}_bucket{`
+  for (const text of texts) {
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(prefix)) continue
+      const le = /le="([^"]+)"/.exec(line)?.[1]
+      if (le === undefined) continue
+      const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le)
+      buckets.set(bound, (buckets.get(bound) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)))
+    }
+  }
+  const bounds = [...buckets.keys()].sort((a, b) => a - b)
+  const total = buckets.get(Number.POSITIVE_INFINITY) ?? 0
+  if (total === 0) return Number.NaN
+  return bounds.find((bound) => (buckets.get(bound) ?? 0) >= q * total) ?? Number.POSITIVE_INFINITY
+}
+
 /** One snapshot Floe committed: its summary's counts. */
 export interface FloeCommit {
   snapshotId: string

@@ -15,9 +15,11 @@
 // Not part of `npm test`; needs the local stack (npm run stack -- up).
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
-//     [--commit-interval 10] [--partitioned] [--timeout-minutes 20] [--quick]
+//     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--timeout-minutes 20] [--quick]
 //
 // --partitioned: the table is partitioned by bucket(3, user_id), three Iceberg partitions.
+// --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
+//   workers run (the ceiling then reads the topic after them), and the commit visibility's p99.
 // --quick: 20,000 events at 4 and 64 partitions, a smoke run (not figures to quote).
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -26,14 +28,16 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { WorkerProcess } from '../integration/e2e/fleet.ts'
 import { endpoints, stackConfigYaml, uniqueName } from '../integration/harness.ts'
-import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
-import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
+import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
 import { type CeilingResult, ceilingLine, measureCeiling } from './ceiling.ts'
+import { produceBacklog, produceSteadily } from './scale-load.ts'
 import {
   addedFileSizes,
   counterTotal,
   cpuSecondsOf,
   type FloeCommit,
+  histogramQuantile,
   peakRssOf,
   quantile,
   readTable,
@@ -45,7 +49,9 @@ function flag(name: string): string | undefined {
   return at >= 0 ? process.argv[at + 1] : undefined
 }
 const quick = process.argv.includes('--quick')
-const events = Number(flag('events') ?? (quick ? 20_000 : 1_000_000))
+const rate = Number(flag('rate') ?? 0)
+const steadySeconds = Number(flag('seconds') ?? 180)
+const events = rate > 0 ? rate * steadySeconds : Number(flag('events') ?? (quick ? 20_000 : 1_000_000))
 const partitionCounts = (flag('partitions') ?? (quick ? '4,64' : '4,64,256,1000')).split(',').map(Number)
 const workerCount = Number(flag('workers') ?? 1)
 const commitIntervalSeconds = Number(flag('commit-interval') ?? 10)
@@ -66,36 +72,6 @@ async function cleanUp(): Promise<void> {
 }
 process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)))
 process.once('SIGTERM', () => void cleanUp().then(() => process.exit(143)))
-
-/** Fills a new topic with `events` events; each send goes to one or two partitions, as a busy producer's would. */
-async function fill(admin: KafkaAdmin, topic: string, partitions: number): Promise<number> {
-  await admin.ensureTopic(topic, partitions)
-  const producer = new KafkaProducer(connection, { compression: 'lz4' })
-  const started = performance.now()
-  let bytes = 0
-  let lastLine = started
-  try {
-    const chunk = 2000
-    for (let i = 0; i < events; i += chunk) {
-      const records = []
-      for (let k = i; k < Math.min(events, i + chunk); k++) {
-        const value = benchEvent(k)
-        bytes += value.length
-        // Contiguous blocks of events per partition: the same count in each, sent in large batches.
-        records.push({ topic, partition: Math.floor((k * partitions) / events), value })
-      }
-      await producer.send(records)
-      if (performance.now() - lastLine > 10_000) {
-        lastLine = performance.now()
-        console.log(`  produced ${i + records.length} of ${events}`)
-      }
-    }
-  } finally {
-    await producer.close()
-  }
-  console.log(`  produced ${events} events (${mib(bytes)}) in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  return bytes
-}
 
 async function configFile(dir: string, topic: string, controlTopic: string, table: string): Promise<string> {
   const config = join(dir, 'floe.yaml')
@@ -134,6 +110,8 @@ interface PointResult {
   firstCollectingMs: number
   partialRounds: number
   secondsToAllCommitted: number
+  /** The upper bound of the visibility histogram's bucket that holds its p99 (Infinity past the last). */
+  visibilityP99Seconds: number
 }
 
 async function startWorkers(dir: string, config: string): Promise<{ worker: WorkerProcess; startCpu: number }[]> {
@@ -188,6 +166,19 @@ async function received(workers: WorkerProcess[], last: Map<WorkerProcess, numbe
   return [...last.values()].reduce((a, b) => a + b, 0)
 }
 
+async function metricsTexts(workers: WorkerProcess[]): Promise<string[]> {
+  const texts: string[] = []
+  for (const worker of workers) {
+    const port = metricsPort(worker)
+    if (port === undefined) continue
+    const text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })
+      .then((r) => r.text())
+      .catch(() => undefined)
+    if (text !== undefined) texts.push(text)
+  }
+  return texts
+}
+
 async function point(partitions: number): Promise<PointResult> {
   const name = uniqueName(`scale_${partitions}`)
   const topic = name
@@ -203,14 +194,26 @@ async function point(partitions: number): Promise<PointResult> {
     await admin.deleteTopic(topic).catch(() => {})
     await admin.deleteTopic(controlTopic).catch(() => {})
   })
-  await fill(admin, topic, partitions)
-  const ceiling = await measureCeiling({ topic, timeoutMs })
-  console.log(`  ${ceilingLine(ceiling)}`)
+  await admin.ensureTopic(topic, partitions)
+  let ceiling: CeilingResult | undefined
+  if (rate === 0) {
+    await produceBacklog(connection, topic, partitions, events)
+    ceiling = await measureCeiling({ topic, timeoutMs })
+    console.log(`  ${ceilingLine(ceiling)}`)
+  }
 
   const config = await configFile(dir, topic, controlTopic, table)
   const started = await startWorkers(dir, config)
   const workers = started.map((s) => s.worker)
   const begun = performance.now()
+  // A failed producer fails the point at the next look, not as an unhandled rejection.
+  let producerFailed: unknown
+  const producing =
+    rate > 0
+      ? produceSteadily(connection, topic, partitions, rate, steadySeconds).catch((error: unknown) => {
+          producerFailed = error
+        })
+      : Promise.resolve()
   const deadline = Date.now() + timeoutMs
   const counts = new Map<WorkerProcess, number>()
   // The first sample that saw records, and what it saw: the rate counts from there, so the time
@@ -224,6 +227,7 @@ async function point(partitions: number): Promise<PointResult> {
     started.reduce((sum, s) => sum + ((cpuSecondsOf(s.worker.child.pid ?? 0) ?? s.startCpu) - s.startCpu), 0)
   while (committed < events) {
     if (Date.now() > deadline) throw new Error(`not every event committed in time (${committed} of ${events})`)
+    if (producerFailed) throw producerFailed
     for (const worker of workers) {
       if (!worker.running) throw new Error(`worker ${worker.id} exited: ${lastWords(worker)}`)
     }
@@ -254,6 +258,15 @@ async function point(partitions: number): Promise<PointResult> {
   const sizes: number[] = []
   for (const commit of commits) sizes.push(...(await addedFileSizes(commit)))
   const rounds = workers.flatMap((w) => roundsOfLog(w.lines())).filter((r) => r.records > 0)
+  const visibilityP99Seconds = histogramQuantile(await metricsTexts(workers), 'floe_commit_visibility_seconds', 0.99)
+  await producing
+  if (!ceiling) {
+    // On a live topic the ceiling reads what was produced once the workers are gone, not beside them.
+    for (const worker of workers) worker.kill('SIGKILL')
+    await Promise.all(workers.map((w) => w.exited))
+    ceiling = await measureCeiling({ topic, timeoutMs })
+    console.log(`  ${ceilingLine(ceiling)}`)
+  }
   const result: PointResult = {
     partitions,
     cpuSeconds,
@@ -269,6 +282,7 @@ async function point(partitions: number): Promise<PointResult> {
     firstCollectingMs: rounds[0]?.collectingMs ?? Number.NaN,
     partialRounds: rounds.filter((r) => r.partial).length,
     secondsToAllCommitted,
+    visibilityP99Seconds,
   }
   await cleanUp()
   return result
@@ -291,6 +305,7 @@ function report(r: PointResult): void {
       `max ${round0(quantile(r.collectingMs, 1))} ms, first ${round0(r.firstCollectingMs)} ms; commit median ${round0(quantile(r.committingMs, 0.5))} ms, ` +
       `max ${round0(quantile(r.committingMs, 1))} ms; collecting + commit p99 ${round0(quantile(r.roundMs, 0.99))} ms`,
   )
+  if (rate > 0) console.log(`  commit visibility p99 ≤ ${r.visibilityP99Seconds} s (the histogram's bucket)`)
 }
 
 function table(results: PointResult[]): void {
