@@ -17,7 +17,7 @@
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--timeout-minutes 20] [--quick]
 //
-// --partitioned: the table is partitioned by bucket(3, user_id), three Iceberg partitions.
+// --partitioned: the table is partitioned by bucket[3](user_id), three Iceberg partitions.
 // --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
 //   workers run (the ceiling then reads the topic after them), and the commit visibility's p99.
 // --quick: 20,000 events at 4 and 64 partitions, a smoke run (not figures to quote).
@@ -88,7 +88,7 @@ datasets:
     customMapping: ${JSON.stringify(benchMapping)}
     schema: ${JSON.stringify(benchSchema)}
     badRecords: skip
-${partitioned ? '    partitionSpec: [bucket(3, user_id)]\n' : ''}log:
+${partitioned ? '    partitionSpec: ["bucket[3](user_id)"]\n' : ''}log:
   level: info
 `,
   )
@@ -326,7 +326,7 @@ function table(results: PointResult[]): void {
 }
 
 console.log(
-  `${events} events of 1 KB, 12 columns, ${partitioned ? 'bucket(3, user_id): 3 Iceberg partitions' : 'unpartitioned'}; ` +
+  `${events} events of 1 KB, 12 columns, ${partitioned ? 'bucket[3](user_id): 3 Iceberg partitions' : 'unpartitioned'}; ` +
     `${workerCount} worker${workerCount === 1 ? '' : 's'}, ${commitIntervalSeconds} s commits, local file:// warehouse; ` +
     `node ${process.version}; ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${mib(totalmem())})`,
 )
