@@ -70,8 +70,14 @@ async function cleanUp(): Promise<void> {
       .pop()?.()
       .catch(() => {})
 }
-process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)))
-process.once('SIGTERM', () => void cleanUp().then(() => process.exit(143)))
+// Interrupted: no next point starts while what this one started is stopped.
+let stopping = false
+function stop(code: number): void {
+  stopping = true
+  void cleanUp().then(() => process.exit(code))
+}
+process.once('SIGINT', () => stop(130))
+process.once('SIGTERM', () => stop(143))
 
 async function configFile(dir: string, topic: string, controlTopic: string, table: string): Promise<string> {
   const config = join(dir, 'floe.yaml')
@@ -333,6 +339,7 @@ console.log(
 const results: PointResult[] = []
 let failed = false
 for (const partitions of partitionCounts) {
+  if (stopping) break
   console.log(`== ${partitions} partitions`)
   try {
     const result = await point(partitions)
