@@ -166,6 +166,7 @@ class ParquetDataFileWriter implements DataFileWriter {
   #tail: Promise<unknown> = Promise.resolve()
   /** The group an encoder thread is encoding, landing in the file when done; at most one per file. */
   #inFlight: Promise<void> | undefined
+  #inFlightGroup: Promise<EncodedRowGroup> | undefined
 
   constructor(parts: WriterParts) {
     this.#parts = parts
@@ -319,7 +320,8 @@ class ParquetDataFileWriter implements DataFileWriter {
       await this.#land(group, rowGroup)
       return
     }
-    this.#inFlight = encoders.encode(encoding, columns, rowCount).then(
+    this.#inFlightGroup = encoders.encode(encoding, columns, rowCount)
+    this.#inFlight = this.#inFlightGroup.then(
       (group) => this.#land(group, rowGroup),
       (error) => {
         throw this.#fail(asRecordError(error))
@@ -333,8 +335,10 @@ class ParquetDataFileWriter implements DataFileWriter {
   async #landed(): Promise<void> {
     const inFlight = this.#inFlight
     if (!inFlight) return
+    if (this.#inFlightGroup) this.#parts.encoders?.hurry(this.#inFlightGroup, this.#parts.encoder)
     await inFlight
     this.#inFlight = undefined
+    this.#inFlightGroup = undefined
   }
 
   /** Places an encoded group after the previous one: footer records, metrics, then its bytes to the sink. */

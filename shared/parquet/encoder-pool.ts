@@ -12,7 +12,7 @@
 // Tasks run first come, first served on whichever thread is free; a file has at most one group in
 // flight (data-file-writer.ts), which keeps its groups in order. A thread that dies takes no data
 // with it: its task is encoded on the main thread instead (the same code, the same bytes) and the
-// thread is replaced. Threads are unref'd: a pool nobody closed does not hold the process open.
+// thread is replaced. An idle thread is unref'd: a pool nobody closed does not hold the process open.
 import { Worker } from 'node:worker_threads'
 import { type ErrorCode, errorCodes, FloeError } from '../errors.ts'
 import type { IcebergValue } from '../iceberg/index.ts'
@@ -21,6 +21,11 @@ import { type EncodedRowGroup, RowGroupEncoder, type RowGroupEncoding } from './
 /** Where a data file writer has its row groups encoded (encoders off: on its own thread). */
 export interface RowGroupEncoders {
   encode(encoding: EncodingHandle, columns: IcebergValue[][], rowCount: number): Promise<EncodedRowGroup>
+  /**
+   * The caller is about to wait for `group`: if no thread has started it yet, it is encoded now
+   * with `encoder`, on the calling thread, rather than left waiting in the queue.
+   */
+  hurry(group: Promise<EncodedRowGroup>, encoder: RowGroupEncoder): void
 }
 
 /** A file's encoding settings with their JSON, computed once per file rather than per group. */
@@ -52,6 +57,7 @@ export type EncodeReply =
     }
 
 interface Pending {
+  promise: Promise<EncodedRowGroup> | undefined
   task: EncodeTask
   resolve: (group: EncodedRowGroup) => void
   reject: (error: unknown) => void
@@ -114,10 +120,30 @@ export class EncoderPool implements RowGroupEncoders {
       rowCount,
     }
     if (this.#closed) return encodeHere(task)
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ task, resolve, reject })
-      this.#dispatch()
+    let pending: Pending | undefined
+    const promise = new Promise<EncodedRowGroup>((resolve, reject) => {
+      pending = { promise: undefined, task, resolve, reject }
     })
+    ;(pending as Pending).promise = promise
+    this.#queue.push(pending as Pending)
+    this.#dispatch()
+    return promise
+  }
+
+  /**
+   * A file whose next group is full while its previous one still waits for a thread, or that is
+   * closing: the threads are behind, and the main thread encoding the group itself beats idling.
+   */
+  hurry(group: Promise<EncodedRowGroup>, encoder: RowGroupEncoder): void {
+    const index = this.#queue.findIndex((pending) => pending.promise === group)
+    if (index < 0) return
+    const [pending] = this.#queue.splice(index, 1) as [Pending]
+    try {
+      pending.resolve(encoder.encode(pending.task.columns, pending.task.rowCount))
+    } catch (error) {
+      pending.reject(error)
+    }
+    this.#dispatch()
   }
 
   /** Lets queued and running groups finish, then ends every thread. Later encodes run on this thread. */
@@ -147,11 +173,17 @@ export class EncoderPool implements RowGroupEncoders {
   }
 
   #dispatch(): void {
+    // every thread died after close(): what is left is encoded here rather than waiting forever
+    if (this.#slots.length === 0) {
+      for (const left of this.#queue.splice(0)) encodeHere(left.task).then(left.resolve, left.reject)
+    }
     for (const slot of this.#slots) {
       if (this.#queue.length === 0) break
       if (slot.running) continue
       const next = this.#queue.shift() as Pending
       slot.running = next
+      // a thread holds the process open only while it has a task, as a pending I/O does
+      slot.worker.ref()
       slot.worker.postMessage(next.task)
     }
     if (this.#drained && this.#queue.length === 0 && !this.#slots.some((slot) => slot.running)) {
@@ -164,6 +196,7 @@ export class EncoderPool implements RowGroupEncoders {
     const running = slot.running
     if (running?.task.id !== reply.id) return
     slot.running = undefined
+    slot.worker.unref()
     if (reply.group) running.resolve(reply.group)
     else running.reject(rebuilt(reply.failure))
     this.#dispatch()
