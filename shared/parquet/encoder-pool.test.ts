@@ -57,7 +57,7 @@ test('files sharing the threads each get their row groups in order', async (t) =
       seeds.map((seed) => write(join(directory, `threaded-${seed}.parquet`), allTypesRows(300, seed), { encoders })),
     ),
   ])
-  actual.forEach((file, index) => assert.deepEqual(file.bytes, expected[index]?.bytes))
+  for (const [index, file] of actual.entries()) assert.deepEqual(file.bytes, expected[index]?.bytes)
 })
 
 test('a value an encoder thread cannot encode fails the writer with RECORD_MALFORMED, as on the main thread', async (t) => {
