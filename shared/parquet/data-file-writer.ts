@@ -1,9 +1,11 @@
 // One Parquet data file of an Iceberg table, written row group by row group. Rows are buffered
 // per top-level column until the row-group target (rows or estimated bytes) is reached; then the
-// group is encoded by hyparquet-writer, handed to the sink and the buffer starts over, so memory
-// holds at most one row group of rows plus its encoded bytes. Metrics come from the column-chunk
-// statistics written to the footer anyway (statistics.ts for top-level columns, hyparquet-writer
-// for nested ones; see metrics.ts), so nothing is read back.
+// group is encoded by hyparquet-writer (row-group-encoder.ts), handed to the sink and the buffer
+// starts over, so memory holds at most one row group of rows plus its encoded bytes. With encoder
+// threads (encoder-pool.ts) the group is encoded on one while the next fills: one more group, in
+// flight, at most. Metrics come from the column-chunk statistics written to the footer anyway
+// (statistics.ts for top-level columns, hyparquet-writer for nested ones; see metrics.ts), so
+// nothing is read back.
 //
 // Input is rows, not columns: the converter yields one StructValue per Kafka record, and
 // hyparquet-writer wants one array per top-level column with nested values left as they are, so
@@ -57,7 +59,9 @@ export type OpenDataFileOptions = DataFileWriterOptions &
 export interface DataFileWriter {
   /**
    * Buffers rows (objects keyed by field name, values as in shared/iceberg/types.ts) and writes
-   * every row group that fills up; resolves when those bytes are with the sink. Calls are queued
+   * every row group that fills up; resolves when those bytes are with the sink (with encoder
+   * threads, the last group it filled may still be encoding: flushRowGroup and close wait for it,
+   * and a failure of it fails the next call). Calls are queued
    * in order. A batch with a null in a required top-level field is refused whole
    * (RECORD_MALFORMED) and the writer stays usable; values of the wrong type for their column
    * are the converter's to prevent: an encoding failure fails the writer.
