@@ -335,8 +335,8 @@ end_worker:
     :: (live[0] && owner[0] != w) || (live[1] && owner[1] != w) -> SYNC      /* revoked (or a zombie: never) */
     :: atomic { inbox?t, c, a, b -> HANDLE; FORGET }
     :: atomic { faults > 0 && nempty(inbox) -> faults--; inbox?t, c, a, b; FORGET }  /* lost */
-    :: atomic { faults > 0 && nempty(inbox) -> faults--; inbox?t, c, a, b; inbox!t, c, a, b }; /* duplicated */
-       atomic { HANDLE; FORGET }
+    :: atomic { faults > 0 && nempty(inbox) -> faults--; inbox?t, c, a, b; inbox!t, c, a, b }; /* duplicated: */
+       atomic { HANDLE; FORGET }                                                      /* a copy comes later */
     :: atomic { faults > 0 && len(inbox) > 1 -> faults--; inbox?t, c, a, b; inbox!t, c, a, b; FORGET }
     od
   } unless {
@@ -512,7 +512,23 @@ end_rounds_spent:
          od
       :: else -> skip
       fi;
-      w = 0
+      /* the round is over: what it collected matters only to a request of it still waiting */
+      if
+      :: !(req??[_, _, eval(c), _, _]) ->
+         x = 0;
+         do
+         :: x < NW * REP -> rM[RX(c, 0, 0) + x] = 0; p = 0;
+            do
+            :: p < NP -> rS[(RX(c, 0, 0) + x) * NP + p] = 0; rE[(RX(c, 0, 0) + x) * NP + p] = 0; p++
+            :: else -> break
+            od;
+            x++
+         :: else -> break
+         od
+      :: else -> skip
+      fi;
+      w = 0; x = 0; p = 0; got = 0; acc = 0; base = 0; tries = 0; res = 0; first = 0; nx[0] = 0; nx[1] = 0;
+      uncertain = false; outcome = 0
     }
   } unless {
     crashCoord[k] -> crashCoord[k] = false

@@ -82,11 +82,6 @@ const largeChecks: Check[] = [
     defines: ['-DLIVE', '-DNP=1', '-DNR=2', '-DFAULTS=1', '-DREBALANCES=1'],
     liveness: true,
   },
-  {
-    name: 'large shared segments, safety: a partition moves, two rounds',
-    model: 'floe-shared.pml',
-    defines: ['-DNR=1', '-DMAXC=2', '-DFAULTS=0', '-DREBALANCES=1'],
-  },
 ]
 
 interface CheckResult {
