@@ -297,6 +297,7 @@ proctype Worker(byte w) {
   :: else -> break \
   od; i = 0
 
+/* WRITE-STATUS: the two oldest rotations, rows and claims (a later one waits for a later round). */
 #define REPORT \
   toCoord[coordOf[c]]!c, w, \
     (n > 0 -> s[0] : NONE), (n > 0 -> e[0] : NONE), (n > 0 -> s[1] : NONE), (n > 0 -> e[1] : NONE), \
