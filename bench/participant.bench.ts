@@ -4,7 +4,11 @@
 // timestamptz from ISO text and from epoch ms, double, boolean, nested paths, a list<string>).
 // Not part of `npm test`; needs the local stack's Kafka (npm run stack -- up).
 //
-//   node bench/participant.bench.ts [events=300000] [runs=3] [partitions=3]
+//   node bench/participant.bench.ts [events=300000] [runs=3] [partitions=3] [encoderThreads=cores]
+//
+// encoderThreads counts the main thread, as the `ingestion.wal.encoderThreads` key does: 1 encodes
+// on the main thread, N >= 2 hands row groups to N - 1 encoder threads. `1,2` alternates runs of
+// both (interleaved, so drift on a shared host hits each alike) and prints each one's median.
 //
 // Each run is a fresh DatasetParticipant with a fresh consumer group and WAL folder over the same
 // pre-filled topic (created on the first use, reused after). Timing starts once the group has
@@ -13,7 +17,7 @@
 // the Kafka client's work in this process counts, the broker's does not), the median of the runs,
 // each run's perf line (PhaseClock), and the ceiling (bench/ceiling.ts) on the same topic beside it.
 import { mkdtemp, rm } from 'node:fs/promises'
-import { cpus, tmpdir } from 'node:os'
+import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readEndpoints } from '../integration/stack/index.ts'
 import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
@@ -28,12 +32,14 @@ import {
 import type { ControlMessage, WriteStatus } from '../protocol/index.ts'
 import { type DatasetConfig, parseConfig } from '../shared/config/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { EncoderPool } from '../shared/parquet/index.ts'
 import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/index.ts'
 import { ceilingLine, measureCeiling, ratioToCeiling } from './ceiling.ts'
 
 const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
 const partitions = Number(process.argv[4] ?? 3)
+const threadCounts = (process.argv[5] ?? String(availableParallelism())).split(',').map(Number)
 // The local stack's broker (whatever port it runs on), unless FLOE_BENCH_BROKERS names others.
 const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().kafka.brokers
 const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
@@ -96,13 +102,16 @@ async function prefill(admin: KafkaAdmin): Promise<number> {
 interface RunResult {
   wallSeconds: number
   cpuSeconds: number
+  /** The main thread's share of cpuSeconds: with encoder threads, the rest is theirs. */
+  mainCpuSeconds: number
   line: string
   files: number
   /** From END-COMMIT to its WRITE-STATUS: the last rotation (footers, fsyncs, renames). */
   endMs: number
 }
 
-async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): Promise<RunResult> {
+async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number, threads: number): Promise<RunResult> {
+  const encoders = threads >= 2 ? new EncoderPool({ threads: threads - 1 }) : undefined
   const walDir = await mkdtemp(join(tmpdir(), 'floe-bench-participant-'))
   const metrics = createMetrics({ defaultMetrics: false })
   const phases = new PhaseClock()
@@ -116,7 +125,8 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): P
   const uploads = new UploadQueue({
     uploader: { upload: async (segment) => ({ ...segment.dataFile, filePath: `file://${segment.localPath}` }) },
   })
-  let status: ControlMessage<WriteStatus> | undefined
+  // a partition still appending its last batch at END-COMMIT answers in a WRITE-STATUS of its own
+  const reported: WriteStatus['partitions'][number][] = []
   const group = `floe-bench-${Date.now()}-${index}`
   const participant = new DatasetParticipant({
     dataset,
@@ -130,6 +140,7 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): P
       maxFileAgeMinutes: 5,
       maxOpenSegmentsPerPartition: 256,
       compression: 'zstd',
+      encoders,
     },
     maxRecordBytes: 1 << 20,
     table: {
@@ -143,7 +154,8 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): P
     uploads,
     backpressure,
     send: async (message) => {
-      if (message.body.type === 'WriteStatus') status = message as ControlMessage<WriteStatus>
+      if (message.body.type === 'WriteStatus')
+        reported.push(...(message as ControlMessage<WriteStatus>).body.partitions)
     },
     logger: createLogger({ level: 'warn' }),
     metrics,
@@ -158,6 +170,7 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): P
     await until(() => participant.assigned.length === partitions)
     phases.report()
     const cpu = process.cpuUsage()
+    const mainCpu = process.threadCpuUsage()
     const started = performance.now()
     await until(async () => (await received()) >= events)
     // END-COMMIT rotates every open segment into a ready file and answers with the files
@@ -172,19 +185,38 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number): P
     await participant.receive(control({ type: 'StartCommit', tableOffsets: [], snapshotId: null }))
     const ended = performance.now()
     await participant.receive(control({ type: 'EndCommit', expectedPartitions: [] }))
-    await until(() => status !== undefined)
+    await until(() => reported.length >= partitions)
     const wallSeconds = (performance.now() - started) / 1000
     const endMs = performance.now() - ended
     const used = process.cpuUsage(cpu)
-    const files = status?.body.partitions.flatMap((p) => p.files) ?? []
+    const mainUsed = process.threadCpuUsage(mainCpu)
+    const files = reported.flatMap((p) => p.files)
     const rows = files.reduce((n, file) => n + file.recordCount, 0n)
     if (rows !== BigInt(events)) throw new Error(`the ready files hold ${rows} rows, not ${events}`)
     const line = phases.report().line
-    return { wallSeconds, cpuSeconds: (used.user + used.system) / 1e6, line, files: files.length, endMs }
+    return {
+      wallSeconds,
+      cpuSeconds: (used.user + used.system) / 1e6,
+      mainCpuSeconds: (mainUsed.user + mainUsed.system) / 1e6,
+      line,
+      files: files.length,
+      endMs,
+    }
   } finally {
     await participant.stop({ leave: true })
+    await encoders?.close()
     await rm(walDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * CPU seconds of the busiest thread: the drain's wall time on a host whose cores are free for it
+ * (the main thread and the encoder threads overlap). On a shared host wall time also counts the
+ * time other processes held the cores, so this is the figure to compare there.
+ */
+function busiest(result: RunResult, threads: number): number {
+  const encoders = threads >= 2 ? threads - 1 : 1
+  return Math.max(result.mainCpuSeconds, (result.cpuSeconds - result.mainCpuSeconds) / encoders)
 }
 
 function median(values: number[]): number {
@@ -200,25 +232,33 @@ try {
   console.log(
     `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, 12 columns; node ${process.version}; ${cpu} (${cpus().length} cores)`,
   )
-  const results: RunResult[] = []
+  const results = new Map<number, RunResult[]>(threadCounts.map((threads) => [threads, []]))
+  const mb = bytes / 1e6
   for (let i = 0; i < runs; i++) {
-    const result = await run(admin, producer, i)
-    results.push(result)
-    const mb = bytes / 1e6
-    console.log(
-      `run ${i + 1}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s over ${result.wallSeconds.toFixed(2)} s); ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
-    )
-    console.log(`  ${result.line}`)
+    for (const threads of threadCounts) {
+      const result = await run(admin, producer, i, threads)
+      results.get(threads)?.push(result)
+      console.log(
+        `run ${i + 1}, encoderThreads ${threads}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s, ${result.mainCpuSeconds.toFixed(2)} on the main thread, over ${result.wallSeconds.toFixed(2)} s); ${(events / busiest(result, threads)).toFixed(0)} events/s on idle cores; ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
+      )
+      console.log(`  ${result.line}`)
+    }
   }
-  const wall = median(results.map((r) => r.wallSeconds))
-  const cpuSeconds = median(results.map((r) => r.cpuSeconds))
-  console.log(
-    `median: ${(events / wall).toFixed(0)} events/s, ${(bytes / 1e6 / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(bytes / 1e6 / cpuSeconds).toFixed(1)} MB/s per core`,
-  )
+  for (const [threads, own] of results) {
+    const wall = median(own.map((r) => r.wallSeconds))
+    const cpuSeconds = median(own.map((r) => r.cpuSeconds))
+    const idle = median(own.map((r) => busiest(r, threads)))
+    console.log(
+      `median, encoderThreads ${threads}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores`,
+    )
+  }
   // The same topic through the bare consume + JSON.parse loop: what no decoder can beat.
   const ceiling = await measureCeiling({ topic, brokers })
   console.log(ceilingLine(ceiling))
-  console.log(`participant: ${ratioToCeiling(events / cpuSeconds, ceiling)}`)
+  for (const [threads, own] of results) {
+    const cpuSeconds = median(own.map((r) => r.cpuSeconds))
+    console.log(`participant, encoderThreads ${threads}: ${ratioToCeiling(events / cpuSeconds, ceiling)}`)
+  }
 } finally {
   await producer.close()
   await admin.close()

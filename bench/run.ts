@@ -31,9 +31,9 @@ interface Benchmark {
 const benchmarks: Benchmark[] = [
   {
     name: 'participant',
-    what: 'topic -> ready WAL files, 1 KB JSON, 12-column mapping',
+    what: 'topic -> ready WAL files, 1 KB JSON, 12-column mapping; encoderThreads 1 and 2',
     needsStack: true,
-    args: ['bench/participant.bench.ts', '1000000', '3'],
+    args: ['bench/participant.bench.ts', '1000000', '3', '3', '1,2'],
     quickArgs: ['bench/participant.bench.ts', '20000', '1'],
   },
   {

@@ -17,6 +17,7 @@ import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
 import { currentSchema, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
@@ -58,6 +59,8 @@ export interface DatasetRuntimeDeps {
   logger: Logger
   metrics: FloeMetrics
   signal: AbortSignal
+  /** The worker's encoder threads, shared by its datasets; none: the main thread encodes. */
+  encoders?: RowGroupEncoders
   onFatal: (error: FloeError, dataset: string) => void
   /** Backpressure of this dataset changed: the worker's gauges look again. */
   onPressure: () => void
@@ -103,7 +106,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     connection: deps.connection,
     autoOffsetReset: config.kafka.autoOffsetReset,
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-    wal: { ...limits, dir: limits.dir },
+    wal: { ...limits, dir: limits.dir, encoders: deps.encoders },
     maxRecordBytes: config.ingestion.maxRecordBytes,
     table: {
       schema: currentSchema(loaded.metadata),

@@ -17,6 +17,7 @@ import { openCatalog } from '../shared/catalog/index.ts'
 import type { FloeConfig } from '../shared/config/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { EncoderPool } from '../shared/parquet/index.ts'
 import {
   createMetrics,
   type Endpoints,
@@ -49,6 +50,7 @@ export class Worker {
   #endpoints: Endpoints | undefined
   #timers: NodeJS.Timeout[] = []
   #walLock: WalLock | undefined
+  #encoders: EncoderPool | undefined
   #gauge: () => void = () => {}
   #fatal: FloeError | undefined
   #onFatal: ((error: FloeError) => void) | undefined
@@ -115,6 +117,17 @@ export class Worker {
 
     const walDir = config.ingestion.wal.dir
     const limits = config.ingestion.wal
+    // the main thread keeps fetch, decode and buffering; the other threads encode row groups
+    if (limits.encoderThreads >= 2) {
+      this.#encoders = new EncoderPool({
+        threads: limits.encoderThreads - 1,
+        onThreadExit: ({ threadId, exitCode, error }) =>
+          logger.warn(
+            { threadId, exitCode, err: error === undefined ? undefined : messageOf(error) },
+            'encoder thread died: replaced, its row group encoded on the main thread',
+          ),
+      })
+    }
     this.#backpressure = new Backpressure({
       limits: {
         diskHighWatermarkPct: limits.diskHighWatermarkPct,
@@ -186,6 +199,7 @@ export class Worker {
           logger,
           metrics: this.metrics,
           signal: this.#abort.signal,
+          ...(this.#encoders ? { encoders: this.#encoders } : {}),
           onFatal: (error, name) => this.#fail(error, name),
           onPressure: () => this.#gauge(),
         }),
@@ -258,6 +272,9 @@ export class Worker {
     }
     this.#abort.abort()
     this.#backpressure?.stop()
+    // after the participants: their last segments were encoded by these threads
+    await this.#encoders?.close()
+    this.#encoders = undefined
     await this.#channel?.close().catch(() => {})
     await this.#producer?.close().catch(() => {})
     await this.#admin?.close().catch(() => {})

@@ -8,6 +8,7 @@ import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import type { FetchedPartition, GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
+import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
 import {
@@ -35,6 +36,8 @@ export interface WalSettings {
   maxFileAgeMinutes: number
   maxOpenSegmentsPerPartition: number
   compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
+  /** The worker's encoder threads (`encoderThreads`); none: segments are encoded on the main thread. */
+  encoders?: RowGroupEncoders
 }
 
 /** What the DatasetParticipant shares with each of its partitions. */

@@ -277,6 +277,7 @@ export class PartitionWork {
       startOffset,
       codec: wal.compression === 'none' ? 'uncompressed' : wal.compression,
       bloomFilterColumns: bloomFieldIds,
+      encoders: wal.encoders,
       limits: {
         maxFileSizeBytes: wal.maxFileSizeBytes,
         maxFileAgeMs: wal.maxFileAgeMinutes * 60_000,

@@ -89,8 +89,10 @@ export class ControlChannel {
   readonly #closed = new AbortController()
   #lastHeardAt = Date.now()
   #deaf = false
-  /** Set while a deaf consumer is closed on purpose, so its loop reconnects instead of ending. */
+  /** Set while a deaf reader is being replaced. */
   #recycling = false
+  /** Ends the current reader's wait at once: the deaf reader is left behind, whatever it is stuck in. */
+  #abandonReader: (() => void) | undefined
   #heartbeat: NodeJS.Timeout | undefined
 
   constructor(options: ControlChannelOptions) {
@@ -241,7 +243,7 @@ export class ControlChannel {
   async #consume(first: KafkaConsumer): Promise<unknown> {
     let consumer = first
     for (let attempt = 1; ; attempt++) {
-      const { error, read } = await this.#read(consumer)
+      const { error, read } = await this.#readUntilAbandoned(consumer)
       if (this.#closing) return undefined
       if (!this.#started) {
         if (error === undefined) return undefined
@@ -264,10 +266,23 @@ export class ControlChannel {
     }
   }
 
+  // A stuck reader may never end, even when closed: the client's group join can wait on a broker
+  // that woke from a freeze without ever settling. Abandoning it (the heartbeat's call) lets the
+  // loop start a new consumer at once; the old one, should it wake, delivers nothing more.
+  #readUntilAbandoned(consumer: KafkaConsumer): Promise<{ error: unknown; read: boolean }> {
+    const abandoned = new Promise<{ error: unknown; read: boolean }>((resolve) => {
+      this.#abandonReader = () => resolve({ error: undefined, read: false })
+    })
+    return Promise.race([this.#read(consumer), abandoned]).finally(() => {
+      this.#abandonReader = undefined
+    })
+  }
+
   async #read(consumer: KafkaConsumer): Promise<{ error: unknown; read: boolean }> {
     let read = false
     try {
       for await (const record of consumer.records()) {
+        if (consumer !== this.#consumer) return { error: undefined, read }
         read = true
         this.#lastHeardAt = Date.now()
         if (record.partition !== CONTROL_PARTITION) continue
@@ -280,7 +295,7 @@ export class ControlChannel {
       }
       return { error: undefined, read }
     } catch (error) {
-      return { error: this.#recycling ? undefined : error, read }
+      return { error, read }
     }
   }
 
@@ -297,10 +312,11 @@ export class ControlChannel {
         else this.#logger.info({ topic: this.topic }, 'control channel hears the topic again')
       }
       if (silentMs > reconnectAfterMs && !this.#recycling) {
-        // A reader stuck without an error: closing it ends its loop, which then reconnects.
+        // A reader stuck without an error: the loop leaves it (closing it in the background) and
+        // reconnects.
         this.#recycling = true
         this.#lastHeardAt = Date.now() - deafAfterMs
-        void this.#consumer?.close().catch(() => {})
+        this.#abandonReader?.()
       }
       // Only this channel acts on its probe; that it comes back is what `hearing` means.
       const id = randomUUID()

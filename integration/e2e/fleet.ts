@@ -14,6 +14,7 @@ import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { azuriteLocation } from '../catalog/probe.ts'
 import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
 import { badEventsIn, malformedEvent } from './events.ts'
+import { digestOf } from './log-digest.ts'
 
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
 
@@ -352,7 +353,10 @@ log:
   async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      if (Date.now() > deadline) {
+        console.error(`timed out waiting for ${what}; the workers:\n${digestOf(this.workers)}`)
+        throw new Error(`timed out waiting for ${what}`)
+      }
       await sleep(200)
     }
   }
@@ -387,6 +391,8 @@ export interface SettledResult extends VerifyResult {
 
 /** The exactly-once verdict on a settled pyiceberg report: every id of `fleet` in the table once, nothing else. */
 export function assertEveryIdOnce(fleet: Fleet, report: SettledResult): void {
+  const complete = report.error === undefined && report.ids?.missing === 0 && report.ids.duplicated === 0
+  if (!complete) console.error(`the table is not right; the workers:\n${digestOf(fleet.workers)}`)
   assert.equal(report.error, undefined, report.error)
   assert.deepEqual(
     {

@@ -1,4 +1,5 @@
-// `npm run model`: model-checks the commit protocol (docs/model/floe.pml) with spin. Each check
+// `npm run model`: model-checks the commit protocol (docs/model/floe.pml, and docs/model/floe-shared.pml
+// for shared segments: one file holding several Kafka partitions' ranges) with spin. Each check
 // generates pan with its switches, compiles it with gcc and searches the whole state space; the
 // correct model must pass every check and each broken variant must yield its counterexample.
 // Prints states explored and time per check. `--large` adds the bigger bounds documented in
@@ -8,10 +9,12 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-const model = join(import.meta.dirname, '..', '..', 'docs', 'model', 'floe.pml')
+const modelDir = join(import.meta.dirname, '..', '..', 'docs', 'model')
 
 interface Check {
   name: string
+  /** The Promela file in docs/model/; floe.pml unless said. */
+  model?: string
   defines: string[]
   /** Liveness: search for acceptance cycles under weak fairness against the LTL claim. */
   liveness?: boolean
@@ -47,6 +50,28 @@ const checks: Check[] = [
     name: 'broken: no commit-id lookup after an unknown outcome',
     defines: [...base, '-DFAULTS=1', '-DREBALANCES=0', '-DNO_COMMIT_ID_LOOKUP'],
     expectViolation: 'assertion violated  !((landed[c]&(1<<p)))',
+  },
+  {
+    name: 'shared segments, safety: one fault of any kind',
+    model: 'floe-shared.pml',
+    defines: ['-DNR=1', '-DMAXC=2', '-DFAULTS=1', '-DREBALANCES=0'],
+  },
+  {
+    name: 'shared segments, safety: a partition moves while its rows sit in a shared rotation',
+    model: 'floe-shared.pml',
+    defines: ['-DNR=1', '-DMAXC=1', '-DFAULTS=0', '-DREBALANCES=1'],
+  },
+  {
+    name: 'broken: shared rotation accepted when only some of its ranges are contiguous',
+    model: 'floe-shared.pml',
+    defines: ['-DNR=1', '-DMAXC=2', '-DFAULTS=0', '-DREBALANCES=1', '-DPARTIAL_ROTATION'],
+    expectViolation: 'assertion violated (held[i]<=1)',
+  },
+  {
+    name: 'broken: a revoked partition left unclaimed in a kept shared rotation',
+    model: 'floe-shared.pml',
+    defines: ['-DNR=1', '-DMAXC=2', '-DFAULTS=0', '-DREBALANCES=1', '-DUNCLAIM_REVOKED'],
+    expectViolation: 'assertion violated (held[i]==',
   },
 ]
 
@@ -88,9 +113,10 @@ async function runCheck(check: Check): Promise<CheckResult> {
   const dir = mkdtempSync(join(tmpdir(), 'floe-model-'))
   const started = Date.now()
   try {
-    copyFileSync(model, join(dir, 'floe.pml'))
+    const model = check.model ?? 'floe.pml'
+    copyFileSync(join(modelDir, model), join(dir, model))
     // -m: a send to a full queue loses the message (the control topic never blocks a sender).
-    const spin = await run('spin', ['-m', '-a', ...check.defines, 'floe.pml'], dir)
+    const spin = await run('spin', ['-m', '-a', ...check.defines, model], dir)
     if (spin.code !== 0) throw new Error(`spin -a failed for ${check.name}:\n${spin.output}`)
     // -O1: compiling pan.c at -O2 takes longer than most of these searches.
     const cflags = ['-O1', '-DCOLLAPSE', '-DMEMLIM=4096', '-DVECTORSZ=2048']
@@ -153,7 +179,7 @@ function report(result: CheckResult): void {
       ? 'no error'
       : `FAILED: ${result.firstError ?? 'search incomplete'}`
   console.log(
-    `${result.ok ? 'ok  ' : 'FAIL'} ${check.name} [${check.defines.join(' ')}]: ${result.states} states, ${result.seconds.toFixed(1)} s, ${verdict}`,
+    `${result.ok ? 'ok  ' : 'FAIL'} ${check.name} [${check.model ?? 'floe.pml'} ${check.defines.join(' ')}]: ${result.states} states, ${result.seconds.toFixed(1)} s, ${verdict}`,
   )
   if (!result.ok) console.log(result.output)
 }

@@ -13,7 +13,12 @@ import { basename, dirname } from 'node:path'
 import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { FloeError, isFloeError } from '../../shared/index.ts'
-import { type DataFileCodec, type MetricsConfig, primitiveFieldTypes } from '../../shared/parquet/index.ts'
+import {
+  type DataFileCodec,
+  type MetricsConfig,
+  primitiveFieldTypes,
+  type RowGroupEncoders,
+} from '../../shared/parquet/index.ts'
 import { deleteWalFiles, replaceFileDurably, storageError } from './durable.ts'
 import { makeReady, type RotationContext } from './make-ready.ts'
 import { parseWalFileName, temporaryFileName } from './names.ts'
@@ -43,6 +48,8 @@ export interface PartitionLogOptions {
   bloomFilterColumns?: readonly number[]
   /** Iceberg metrics modes; default truncate(16). */
   metrics?: MetricsConfig
+  /** Encoder threads for the segments' row groups; none: encoded on the calling thread. */
+  encoders?: RowGroupEncoders
   limits?: Partial<WalLimits>
   rowGroupRows?: number
   rowGroupBytes?: number
@@ -299,6 +306,7 @@ export class PartitionLog {
         rowGroupBytes: options.rowGroupBytes,
         metrics: options.metrics,
         bloomFilters: (options.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
+        encoders: options.encoders,
       },
     })
     const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)

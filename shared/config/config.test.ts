@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { availableParallelism } from 'node:os'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseColumnType } from './column-types.ts'
@@ -66,6 +67,7 @@ describe('the configuration file', () => {
       ],
       [67108864, 5, 256, 80],
     )
+    assert.equal(config.ingestion.wal.encoderThreads, availableParallelism())
     assert.equal(config.metrics.port, 9464)
   })
 
@@ -137,6 +139,7 @@ describe('the configuration file', () => {
       FLOE_KAFKA__BROKERS: '127.0.0.1:9093,127.0.0.1:9094',
       FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '5',
       FLOE_INGESTION__WAL__DISK_HIGH_WATERMARK_PCT: '70',
+      FLOE_INGESTION__WAL__ENCODER_THREADS: '1',
       FLOE_KAFKA__SSL: 'true',
       FLOE_DATASETS__EVENTS__TOPIC: 'events-v2',
       FLOE_DATASETS__0__DLQ_TOPIC: 'dead',
@@ -146,6 +149,7 @@ describe('the configuration file', () => {
     assert.deepEqual(config.kafka.brokers, ['127.0.0.1:9093', '127.0.0.1:9094'])
     assert.equal(config.ingestion.commitIntervalSeconds, 5)
     assert.equal(config.ingestion.wal.diskHighWatermarkPct, 70)
+    assert.equal(config.ingestion.wal.encoderThreads, 1)
     assert.equal(config.kafka.ssl, true)
     assert.equal(config.datasets[0]?.topic, 'events-v2')
     assert.equal(config.datasets[0]?.dlqTopic, 'dead')
@@ -184,6 +188,18 @@ describe('the configuration file', () => {
       base.replace('dir: /tmp/floe-wal', 'dir: /tmp/w\n    maxFileSizeBytes: big'),
       {},
       /ingestion\.wal\.maxFileSizeBytes: .*got string "big"/,
+    ],
+    [
+      'a fractional thread count',
+      base.replace('dir: /tmp/floe-wal', 'dir: /tmp/w\n    encoderThreads: 1.5'),
+      {},
+      /ingestion\.wal\.encoderThreads: /,
+    ],
+    [
+      'a negative thread count',
+      base,
+      { FLOE_INGESTION__WAL__ENCODER_THREADS: '-2' },
+      /ingestion\.wal\.encoderThreads: /,
     ],
     [
       'a bad broker address',

@@ -1,6 +1,7 @@
 // The shape of floe.yaml (the operator's contract, README "Configuration"), with its defaults.
 // Cross-field rules of a dataset (mapping columns = schema columns, transforms on known columns)
 // live in ./datasets.ts.
+import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port')
@@ -107,6 +108,13 @@ export const walSchema = z
     /** Pause consuming while open segments hold this much memory. */
     maxOpenSegmentMemoryBytes: positiveInt.default(512 * 1024 * 1024),
     compression: z.enum(['zstd', 'snappy', 'gzip', 'lz4', 'none']).default('zstd'),
+    /**
+     * Threads that write WAL segments, the main thread included: with N >= 2 the main thread
+     * fetches, decodes and buffers records while N - 1 encoder threads encode and compress the
+     * Parquet row groups; 1 (or 0) does everything on the main thread. Default: the cores
+     * available to the process.
+     */
+    encoderThreads: z.preprocess(numeric, z.number().int().min(0).max(256)).default(() => availableParallelism()),
     /**
      * The WAL volume's size for the disk watermark, when it should not be the filesystem's (a
      * shared disk, or a test that simulates a small volume). Unset: the filesystem's own size.

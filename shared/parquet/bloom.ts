@@ -66,10 +66,10 @@ export class BloomFilterPlan {
 
   /**
    * Builds the filters of one row group from its buffered top-level columns and attaches them to
-   * the chunks hyparquet-writer just recorded (`pendingIndexes` from `firstPending` on, one per
-   * leaf in schema order); it writes them between the column data and the footer at finish().
+   * the chunks hyparquet-writer just recorded (`pending`, one per leaf in schema order); it writes
+   * them between the column data and the footer at finish(). Pure, so an encoder thread runs it.
    */
-  attach(rowGroup: number, topLevelValues: readonly IcebergValue[][], pending: readonly PendingIndex[]): void {
+  build(topLevelValues: readonly IcebergValue[][], pending: readonly PendingIndex[]): void {
     for (const filter of this.#filters) {
       const entry = pending[filter.leafIndex]
       if (entry?.chunk.meta_data?.path_in_schema.join('.') !== filter.leaf.path.join('.')) {
@@ -86,9 +86,15 @@ export class BloomFilterPlan {
         if (value !== null) builder.insert(filter.toPhysical(value))
       }
       const blocks = builder.finalize()
-      if (!blocks) continue
-      entry.bloomFilter = blocks
-      this.#written.push({ fieldId: filter.leaf.fieldId, rowGroup, pending: entry })
+      if (blocks) entry.bloomFilter = blocks
+    }
+  }
+
+  /** Remembers the filters build() attached to row group `rowGroup` of this file, for locations(). */
+  record(rowGroup: number, pending: readonly PendingIndex[]): void {
+    for (const filter of this.#filters) {
+      const entry = pending[filter.leafIndex]
+      if (entry?.bloomFilter) this.#written.push({ fieldId: filter.leaf.fieldId, rowGroup, pending: entry })
     }
   }
 

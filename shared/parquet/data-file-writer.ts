@@ -1,9 +1,11 @@
 // One Parquet data file of an Iceberg table, written row group by row group. Rows are buffered
 // per top-level column until the row-group target (rows or estimated bytes) is reached; then the
-// group is encoded by hyparquet-writer, handed to the sink and the buffer starts over, so memory
-// holds at most one row group of rows plus its encoded bytes. Metrics come from the column-chunk
-// statistics written to the footer anyway (statistics.ts for top-level columns, hyparquet-writer
-// for nested ones; see metrics.ts), so nothing is read back.
+// group is encoded by hyparquet-writer (row-group-encoder.ts), handed to the sink and the buffer
+// starts over, so memory holds at most one row group of rows plus its encoded bytes. With encoder
+// threads (encoder-pool.ts) the group is encoded on one while the next fills: one more group, in
+// flight, at most. Metrics come from the column-chunk statistics written to the footer anyway
+// (statistics.ts for top-level columns, hyparquet-writer for nested ones; see metrics.ts), so
+// nothing is read back.
 //
 // Input is rows, not columns: the converter yields one StructValue per Kafka record, and
 // hyparquet-writer wants one array per top-level column with nested values left as they are, so
@@ -12,12 +14,13 @@
 import { ParquetWriter } from 'hyparquet-writer'
 import { FloeError, isFloeError } from '../errors.ts'
 import type { IcebergValue, Schema, StructValue } from '../iceberg/index.ts'
-import { type BloomFilterColumn, BloomFilterPlan } from './bloom.ts'
-import { type DataFileCodec, pageCompressionFor } from './codecs.ts'
+import type { BloomFilterColumn } from './bloom.ts'
+import type { DataFileCodec } from './codecs.ts'
+import { type EncodingHandle, encodingHandle, type RowGroupEncoders } from './encoder-pool.ts'
 import { type DataFileMetrics, MetricsCollector, type MetricsConfig } from './metrics.ts'
-import { type ParquetLayout, parquetLayoutOf, sizeEstimateOf } from './schema.ts'
+import { type EncodedRowGroup, RowGroupEncoder, shiftRowGroup } from './row-group-encoder.ts'
+import { type ParquetLayout, sizeEstimateOf } from './schema.ts'
 import { type ByteSink, fileSink, SinkByteWriter } from './sink.ts'
-import { type StatisticsOf, statisticsFunctionFor } from './statistics.ts'
 
 export interface DataFileWriterOptions {
   schema: Schema
@@ -43,6 +46,11 @@ export interface DataFileWriterOptions {
   footerStatisticsTruncateLength?: number
   /** Written in the footer besides `iceberg.schema`. */
   keyValueMetadata?: Readonly<Record<string, string>>
+  /**
+   * Encoder threads (encoder-pool.ts) that encode and compress full row groups while the caller
+   * goes on buffering the next one; without them a group is encoded on the calling thread.
+   */
+  encoders?: RowGroupEncoders
 }
 
 export type OpenDataFileOptions = DataFileWriterOptions &
@@ -51,7 +59,9 @@ export type OpenDataFileOptions = DataFileWriterOptions &
 export interface DataFileWriter {
   /**
    * Buffers rows (objects keyed by field name, values as in shared/iceberg/types.ts) and writes
-   * every row group that fills up; resolves when those bytes are with the sink. Calls are queued
+   * every row group that fills up; resolves when those bytes are with the sink (with encoder
+   * threads, the last group it filled may still be encoding: flushRowGroup and close wait for it,
+   * and a failure of it fails the next call). Calls are queued
    * in order. A batch with a null in a required top-level field is refused whole
    * (RECORD_MALFORMED) and the writer stays usable; values of the wrong type for their column
    * are the converter's to prevent: an encoding failure fails the writer.
@@ -77,30 +87,48 @@ const defaults = { rowGroupRows: 100_000, rowGroupBytes: 16 * 1024 * 1024, pageS
 
 export async function openDataFile(options: OpenDataFileOptions): Promise<DataFileWriter> {
   // everything that can refuse the configuration runs before a file is created
-  const layout = parquetLayoutOf(options.schema)
-  const compression = pageCompressionFor(options.codec ?? 'zstd', options.compressionLevel)
-  const metrics = new MetricsCollector(layout.leaves, options.metrics)
-  const blooms = new BloomFilterPlan(layout.leaves, options.bloomFilters ?? [])
   const limits = {
     rowGroupRows: positiveInteger('rowGroupRows', options.rowGroupRows ?? defaults.rowGroupRows),
     rowGroupBytes: positiveInteger('rowGroupBytes', options.rowGroupBytes ?? defaults.rowGroupBytes),
     pageSize: positiveInteger('pageSize', options.pageSize ?? defaults.pageSize),
   }
+  const statistics = options.statistics ?? true
+  const encoding = encodingHandle({
+    schema: options.schema,
+    codec: options.codec ?? 'zstd',
+    compressionLevel: options.compressionLevel,
+    pageSize: limits.pageSize,
+    statistics,
+    footerStatisticsTruncateLength: options.footerStatisticsTruncateLength,
+    bloomFilters: options.bloomFilters ?? [],
+  })
+  const encoder = new RowGroupEncoder(encoding.encoding)
+  const layout = encoder.layout
+  const metrics = new MetricsCollector(layout.leaves, options.metrics)
   const sink = options.sink ?? (await fileSink(options.path))
   const out = new SinkByteWriter(sink, Math.min(limits.rowGroupBytes, 4 * 1024 * 1024))
   const keyValueMetadata = { 'iceberg.schema': JSON.stringify(options.schema), ...options.keyValueMetadata }
+  // writes the header and, at finish(), the page indexes, bloom filters and footer of the groups
+  // landed in it; the groups themselves are encoded by `encoder` or `options.encoders`
   const parquet = new ParquetWriter({
     writer: out,
     schema: layout.elements,
-    codec: compression.codec,
-    compressors: compression.compressors,
-    statistics: options.statistics ?? true,
+    statistics,
     statisticsTruncateLength: options.footerStatisticsTruncateLength,
     createdBy: 'floe (hyparquet-writer 0.17.0)',
     kvMetadata: Object.entries(keyValueMetadata).map(([key, value]) => ({ key, value })),
   })
-  const statistics = options.statistics ?? true
-  return new ParquetDataFileWriter({ layout, parquet, out, sink, metrics, blooms, limits, statistics })
+  return new ParquetDataFileWriter({
+    layout,
+    parquet,
+    out,
+    sink,
+    metrics,
+    encoder,
+    encoders: options.encoders,
+    encoding,
+    limits,
+  })
 }
 
 function positiveInteger(name: string, value: number): number {
@@ -116,15 +144,11 @@ interface WriterParts {
   out: SinkByteWriter
   sink: ByteSink
   metrics: MetricsCollector
-  blooms: BloomFilterPlan
+  /** Encodes on this thread when there are no encoder threads; its bloom plan records every group's filters. */
+  encoder: RowGroupEncoder
+  encoders: RowGroupEncoders | undefined
+  encoding: EncodingHandle
   limits: { rowGroupRows: number; rowGroupBytes: number; pageSize: number }
-  statistics: boolean
-}
-
-/** A top-level primitive column whose chunk statistics this module computes (see statistics.ts). */
-interface FlatColumnStatistics {
-  leafIndex: number
-  statisticsOf: StatisticsOf
 }
 
 type WriterState = 'open' | 'closed' | 'failed' | 'aborted'
@@ -136,8 +160,6 @@ class ParquetDataFileWriter implements DataFileWriter {
   /** Summed once per row instead of measuring every fixed-width value. */
   readonly #fixedRowBytes: number
   readonly #variableColumns: { column: number; estimate: (value: IcebergValue) => number }[]
-  /** By top-level column; undefined where hyparquet-writer computes the statistics (nested) or none are kept. */
-  readonly #flatStatistics: (FlatColumnStatistics | undefined)[]
   #buffers: IcebergValue[][]
   #bufferedRows = 0
   #bufferedBytes = 0
@@ -146,6 +168,9 @@ class ParquetDataFileWriter implements DataFileWriter {
   #state: WriterState = 'open'
   #failure: unknown
   #tail: Promise<unknown> = Promise.resolve()
+  /** The group an encoder thread is encoding, landing in the file when done; at most one per file. */
+  #inFlight: Promise<void> | undefined
+  #inFlightGroup: Promise<EncodedRowGroup> | undefined
 
   constructor(parts: WriterParts) {
     this.#parts = parts
@@ -161,11 +186,6 @@ class ParquetDataFileWriter implements DataFileWriter {
     })
     this.#fixedRowBytes = fixed
     this.#buffers = columns.map(() => [])
-    this.#flatStatistics = columns.map((_, index) => {
-      const leafIndex = parts.layout.leaves.findIndex((leaf) => leaf.topLevelIndex === index && leaf.path.length === 1)
-      const leaf = parts.layout.leaves[leafIndex]
-      return parts.statistics && leaf ? { leafIndex, statisticsOf: statisticsFunctionFor(leaf) } : undefined
-    })
   }
 
   get recordCount(): number {
@@ -189,13 +209,18 @@ class ParquetDataFileWriter implements DataFileWriter {
   }
 
   flushRowGroup(): Promise<void> {
-    return this.#enqueue(() => this.#writeRowGroup())
+    // waits for the group to land, so the memory it held is free when this resolves
+    return this.#enqueue(async () => {
+      await this.#writeRowGroup()
+      await this.#landed()
+    })
   }
 
   close(options: { keyValueMetadata?: Readonly<Record<string, string>> } = {}): Promise<DataFileMetrics> {
     return this.#enqueue(async () => {
       await this.#writeRowGroup()
-      const { parquet, sink, metrics, blooms } = this.#parts
+      await this.#landed()
+      const { parquet, sink, metrics, encoder } = this.#parts
       for (const [key, value] of Object.entries(options.keyValueMetadata ?? {})) {
         parquet.kvMetadata?.push({ key, value })
       }
@@ -207,7 +232,7 @@ class ParquetDataFileWriter implements DataFileWriter {
       }
       this.#state = 'closed'
       this.#buffers = []
-      return metrics.finish(BigInt(this.#recordCount), BigInt(this.#parts.out.offset), blooms.locations())
+      return metrics.finish(BigInt(this.#recordCount), BigInt(this.#parts.out.offset), encoder.blooms.locations())
     })
   }
 
@@ -216,6 +241,7 @@ class ParquetDataFileWriter implements DataFileWriter {
     this.#state = 'aborted'
     // let an in-flight write settle before the sink goes away under it
     await this.#tail
+    await this.#inFlight?.catch(() => {})
     this.#buffers = []
     await this.#parts.sink.abort()
   }
@@ -272,63 +298,88 @@ class ParquetDataFileWriter implements DataFileWriter {
     }
   }
 
+  /**
+   * Hands the buffered rows over as one row group. Without encoder threads it is encoded here and
+   * written before this resolves; with them it resolves once the previous group has landed, and
+   * this one lands while the caller buffers the next (so a file's groups stay in order).
+   */
   async #writeRowGroup(): Promise<void> {
+    await this.#landed()
     const rowCount = this.#bufferedRows
     if (rowCount === 0) return
-    const { parquet, out, metrics, blooms, layout, limits } = this.#parts
-    const buffers = this.#buffers
-    const flatStatistics = this.#flatStatistics
-    const columnData = layout.columns.map((column, index) => ({
-      name: column.name,
-      data: buffers[index] as IcebergValue[],
-      // hyparquet-writer's statistics only where this module does not compute them
-      statistics: this.#parts.statistics && flatStatistics[index] === undefined,
-      // hyparquet-writer would RLE-encode boolean pages; Iceberg's vectorized Spark reader reads
-      // v2 data pages only when PLAIN or dictionary-encoded (apache/iceberg#2749), so booleans stay
-      // PLAIN (bit-packed, the same size before compression). Nested booleans keep RLE: forcing
-      // PLAIN there would also turn off dictionaries for their sibling leaves.
-      encoding: column.type === 'boolean' ? ('PLAIN' as const) : undefined,
-    }))
-    const startOffset = out.offset
-    const firstPending = parquet.pendingIndexes.length
-    let written: void | Promise<void>
-    try {
-      // encodes the whole group synchronously, then starts the sink write (flush)
-      written = parquet.write({ columnData, rowGroupSize: rowCount, pageSize: limits.pageSize })
-      const rowGroup = parquet.row_groups[parquet.row_groups.length - 1]
-      if (!rowGroup) throw new FloeError('INVARIANT_BROKEN', 'row group was not recorded')
-      // the footer is serialized from these chunk records at finish(), so statistics set here land in it
-      flatStatistics.forEach((flat, index) => {
-        const chunk = flat && rowGroup.columns[flat.leafIndex]?.meta_data
-        if (chunk) chunk.statistics = flat.statisticsOf(buffers[index] as IcebergValue[]) as typeof chunk.statistics
-      })
-      metrics.addRowGroup(rowGroup, startOffset)
-      if (!blooms.isEmpty) blooms.attach(this.#rowGroupCount, buffers, parquet.pendingIndexes.slice(firstPending))
-    } catch (error) {
-      throw this.#fail(
-        isFloeError(error)
-          ? error
-          : new FloeError('RECORD_MALFORMED', 'a value does not fit its Parquet column; the data file is unusable', {
-              cause: error,
-            }),
-      )
-    }
+    const { layout, encoder, encoders, encoding } = this.#parts
+    const columns = this.#buffers
+    const rowGroup = this.#rowGroupCount
     this.#buffers = layout.columns.map(() => [])
     this.#bufferedRows = 0
     this.#bufferedBytes = 0
     this.#rowGroupCount++
+    if (!encoders) {
+      let group: EncodedRowGroup
+      try {
+        group = encoder.encode(columns, rowCount)
+      } catch (error) {
+        throw this.#fail(asRecordError(error))
+      }
+      await this.#land(group, rowGroup)
+      return
+    }
+    this.#inFlightGroup = encoders.encode(encoding, columns, rowCount)
+    this.#inFlight = this.#inFlightGroup.then(
+      (group) => this.#land(group, rowGroup),
+      (error) => {
+        throw this.#fail(asRecordError(error))
+      },
+    )
+    // observed by the next #landed(); until then a failure must not count as unhandled
+    this.#inFlight.catch(() => {})
+  }
+
+  /** Waits for the group in flight to be in the file; its failure is this writer's. */
+  async #landed(): Promise<void> {
+    const inFlight = this.#inFlight
+    if (!inFlight) return
+    if (this.#inFlightGroup) this.#parts.encoders?.hurry(this.#inFlightGroup, this.#parts.encoder)
+    await inFlight
+    this.#inFlight = undefined
+    this.#inFlightGroup = undefined
+  }
+
+  /** Places an encoded group after the previous one: footer records, metrics, then its bytes to the sink. */
+  async #land(group: EncodedRowGroup, rowGroup: number): Promise<void> {
+    const { parquet, out, metrics, encoder } = this.#parts
+    const start = out.offset
     try {
-      await written
+      shiftRowGroup(group, start)
+      parquet.row_groups.push(group.rowGroup)
+      parquet.num_rows += BigInt(group.rowCount)
+      parquet.pendingIndexes.push(...group.indexes)
+      encoder.blooms.record(rowGroup, group.indexes)
+      metrics.addRowGroup(group.rowGroup, start)
+      out.appendBytes(new Uint8Array(group.bytes))
+    } catch (error) {
+      throw this.#fail(asRecordError(error))
+    }
+    try {
+      await out.flush()
     } catch (error) {
       throw this.#fail(asStorageError(error))
     }
   }
 
   #fail(error: FloeError): FloeError {
+    if (this.#state !== 'open') return error
     this.#state = 'failed'
     this.#failure = error
     return error
   }
+}
+
+function asRecordError(error: unknown): FloeError {
+  if (isFloeError(error)) return error
+  return new FloeError('RECORD_MALFORMED', 'a value does not fit its Parquet column; the data file is unusable', {
+    cause: error,
+  })
 }
 
 function asStorageError(error: unknown): FloeError {
