@@ -15,7 +15,7 @@
 // given it every partition and stops when the WRITE-STATUS of the END-COMMIT says every segment is
 // ready. Prints events/s and MB/s of JSON per wall second and per CPU second (process.cpuUsage:
 // the Kafka client's work in this process counts, the broker's does not), the median of the runs,
-// and each run's perf line (PhaseClock).
+// each run's perf line (PhaseClock), and the ceiling (bench/ceiling.ts) on the same topic beside it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -34,6 +34,7 @@ import { type DatasetConfig, parseConfig } from '../shared/config/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
 import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/index.ts'
+import { ceilingLine, measureCeiling, ratioToCeiling } from './ceiling.ts'
 
 const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
@@ -250,6 +251,13 @@ try {
     console.log(
       `median, encoderThreads ${threads}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores`,
     )
+  }
+  // The same topic through the bare consume + JSON.parse loop: what no decoder can beat.
+  const ceiling = await measureCeiling({ topic, brokers })
+  console.log(ceilingLine(ceiling))
+  for (const [threads, own] of results) {
+    const cpuSeconds = median(own.map((r) => r.cpuSeconds))
+    console.log(`participant, encoderThreads ${threads}: ${ratioToCeiling(events / cpuSeconds, ceiling)}`)
   }
 } finally {
   await producer.close()

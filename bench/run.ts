@@ -1,11 +1,11 @@
 // `npm run bench`: runs every benchmark the README quotes, one after the other, and prints each one's
 // output under the command that reproduces it. `docs/benchmarks.md` holds the last full output.
 //
-//   node bench/run.ts            the README's sizes (about 10 minutes on a quiet 2-core machine)
+//   node bench/run.ts            the README's sizes (about 15 minutes on a quiet 2-core machine)
 //   node bench/run.ts --quick    scaled down (a few minutes): a smoke run, not figures to quote
 //   node bench/run.ts --only parquet-writer,wal   a subset, by name
 //
-// The participant and fuzz benchmarks need the local stack (`npm run stack -- up`): without it
+// The participant, scale and fuzz benchmarks need the local stack (`npm run stack -- up`): without it
 // they are not run and the run exits 1, saying so. The kafka-clients comparison is not part of it
 // (it installs two more Kafka clients of its own; see bench/kafka-clients/RESULTS.md).
 import { spawn } from 'node:child_process'
@@ -63,6 +63,13 @@ const benchmarks: Benchmark[] = [
     needsStack: false,
     args: ['shared/iceberg/manifests/manifest.bench.ts'],
     quickArgs: ['shared/iceberg/manifests/manifest.bench.ts', '10000'],
+  },
+  {
+    name: 'scale',
+    what: 'real floe run worker over 4 to 1,000 partitions: cost per event beside the ceiling, RSS, files and rounds',
+    needsStack: true,
+    args: ['bench/scale.bench.ts', '--events', '200000', '--partitions', '4,64,256,1000'],
+    quickArgs: ['bench/scale.bench.ts', '--quick'],
   },
   {
     name: 'fuzz',
