@@ -106,7 +106,7 @@ export async function openDataFile(options: OpenDataFileOptions): Promise<DataFi
   const layout = encoder.layout
   const metrics = new MetricsCollector(layout.leaves, options.metrics)
   const sink = options.sink ?? (await fileSink(options.path))
-  const out = new SinkByteWriter(sink, Math.min(limits.rowGroupBytes, 4 * 1024 * 1024))
+  const out = new SinkByteWriter(sink)
   const keyValueMetadata = { 'iceberg.schema': JSON.stringify(options.schema), ...options.keyValueMetadata }
   // writes the header and, at finish(), the page indexes, bloom filters and footer of the groups
   // landed in it; the groups themselves are encoded by `encoder` or `options.encoders`
