@@ -25,7 +25,16 @@ const [dataset] = parseConfig(
     kafka: { brokers: ['127.0.0.1:9092'] },
     catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
     ingestion: { wal: { dir: '/unused' } },
-    datasets: [{ name: 'bench', topic: 'bench', table: 'bench.events', customMapping: benchMapping, schema: benchSchema, badRecords: 'skip' }],
+    datasets: [
+      {
+        name: 'bench',
+        topic: 'bench',
+        table: 'bench.events',
+        customMapping: benchMapping,
+        schema: benchSchema,
+        badRecords: 'skip',
+      },
+    ],
   }),
   'bench',
   {},
@@ -50,7 +59,7 @@ function line(step: string, from: Sample, to: Sample, accounted: number): void {
   console.log(
     `${step.padEnd(28)} heap ${mib(to.heap - from.heap)} MiB (${per(to.heap - from.heap)}/file)` +
       `  arrayBuffers ${mib(to.arrayBuffers - from.arrayBuffers)} MiB (${per(to.arrayBuffers - from.arrayBuffers)}/file)` +
-      `  rss ${mib(to.rss - from.rss)} MiB  writers say ${mib(accounted)} MiB`,
+      `  rss ${mib(to.rss - from.rss)} MiB  heldBytes ${mib(accounted)} MiB`,
   )
 }
 
@@ -62,7 +71,8 @@ try {
     writers.push(await openDataFile({ schema: dataset.icebergSchema, path: join(dir, `${f}.parquet`) }))
   }
   const opened = sample()
-  line(`open ${files} files`, base, opened, 0)
+  const held = () => writers.reduce((sum, writer) => sum + writer.heldBytes, 0)
+  line(`open ${files} files`, base, opened, held())
   let event = 0
   for (const writer of writers) {
     const batch: StructValue[] = []
@@ -71,15 +81,20 @@ try {
   }
   const appended = sample()
   const buffered = writers.reduce((sum, writer) => sum + writer.bufferedBytes, 0)
-  line(`append ${rows} rows/file`, opened, appended, buffered)
-  console.log(`  bufferedBytes ${Math.round(buffered / files / rows)} B/row, heap ${Math.round((appended.heap - opened.heap) / files / rows)} B/row`)
+  const bufferedHeld = writers.reduce((sum, writer) => sum + writer.bufferedHeldBytes, 0)
+  line(`append ${rows} rows/file`, base, appended, held())
+  console.log(
+    `  per row: Parquet estimate (bufferedBytes) ${Math.round(buffered / files / rows)} B, ` +
+      `held estimate (bufferedHeldBytes) ${Math.round(bufferedHeld / files / rows)} B, ` +
+      `heap measured ${Math.round((appended.heap - opened.heap) / files / rows)} B`,
+  )
   for (const writer of writers) await writer.flushRowGroup()
   const flushed = sample()
-  line('flush a row group each', opened, flushed, 0)
+  line('flush a row group each', base, flushed, held())
   for (const writer of writers) await writer.abort()
   writers.length = 0
   const aborted = sample()
-  line('abort all', base, aborted, 0)
+  line('abort all', base, aborted, held())
 } finally {
   await rm(dir, { recursive: true, force: true })
 }
