@@ -60,6 +60,29 @@ function yamlOf(schema: Record<string, string>): string {
     .join('\n')
 }
 
+/** What the worker's /metrics says its memory holds (sampled at the highest RSS seen). */
+interface Breakdown {
+  rss: number
+  heapUsed: number
+  external: number
+  openSegments: number
+}
+const metricsPort = 19464 + Math.floor(Math.random() * 1000)
+async function breakdown(): Promise<Breakdown | undefined> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0)
+    return {
+      rss: value(/^floe_process_process_resident_memory_bytes (\S+)/m),
+      heapUsed: value(/^floe_process_nodejs_heap_size_used_bytes (\S+)/m),
+      external: value(/^floe_process_nodejs_external_memory_bytes (\S+)/m),
+      openSegments: value(/^floe_wal_bytes\{[^}]*state="open"[^}]*\} (\S+)/m),
+    }
+  } catch {
+    return undefined
+  }
+}
+
 async function peakRss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
   const match = /VmHWM:\s+(\d+) kB/.exec(status)
@@ -102,7 +125,7 @@ log:
 )
 const started = performance.now()
 const child = spawn(join(floeRoot, 'bin', 'floe'), ['run', '--config', config], {
-  env: { ...process.env, FLOE_WORKER_ID: 'bench-memory', FLOE_METRICS__PORT: '0' },
+  env: { ...process.env, FLOE_WORKER_ID: 'bench-memory', FLOE_METRICS__PORT: String(metricsPort) },
   stdio: ['ignore', 'pipe', 'pipe'],
 })
 let committed = 0
@@ -116,7 +139,7 @@ const onLine = (line: string) => {
   if (!line.startsWith('{')) return
   const entry = JSON.parse(line) as { msg?: string; records?: string; reasons?: string[] }
   if (entry.msg === 'round committed' && entry.records) committed += Number(entry.records)
-  if (entry.msg?.includes('pause') && JSON.stringify(entry).includes('memory')) memoryPauses++
+  if (entry.msg === 'pausing every dataset' && entry.reasons?.includes('memory')) memoryPauses++
 }
 for (const stream of [child.stdout, child.stderr]) {
   stream.setEncoding('utf8')
@@ -128,8 +151,18 @@ for (const stream of [child.stdout, child.stderr]) {
   })
 }
 let peak = 0
+let atPeak: Breakdown | undefined
 const deadline = started + 15 * 60_000
 while (child.exitCode === null && performance.now() < deadline) {
+  const sampled = await breakdown()
+  if (sampled && sampled.rss >= (atPeak?.rss ?? 0)) atPeak = sampled
+  if (sampled && process.env.FLOE_BENCH_TRACE) {
+    const m = (bytes: number) => Math.round(bytes / 2 ** 20)
+    console.log(
+      `${((performance.now() - started) / 1000).toFixed(1)} s rss ${m(sampled.rss)} heap ${m(sampled.heapUsed)} ` +
+        `external ${m(sampled.external)} open ${m(sampled.openSegments)} committed ${committed}`,
+    )
+  }
   peak = Math.max(peak, await peakRss(child.pid as number))
   if (committed >= events && drainedAt === undefined) drainedAt = performance.now()
   if (drainedAt !== undefined) break
@@ -145,3 +178,10 @@ console.log(
     `${drainedAt ? 'drained' : `NOT drained (${committed} committed)`} in ${seconds.toFixed(1)} s ` +
     `(${Math.round(events / seconds)} events/s incl. start and the last commit), memory pauses ${memoryPauses}`,
 )
+if (atPeak) {
+  const m = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
+  console.log(
+    `  at the highest sampled RSS (${m(atPeak.rss)}): V8 heap used ${m(atPeak.heapUsed)}, external ${m(atPeak.external)}, ` +
+      `open segments hold (estimate) ${m(atPeak.openSegments)}`,
+  )
+}
