@@ -20,7 +20,7 @@ import { FloeError, isFatal, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import type { PressureSource } from './backpressure/index.ts'
+import { type PressureSource, planMemoryRelief } from './backpressure/index.ts'
 import { BadRecords, deadLetterSenderFor } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
@@ -276,7 +276,7 @@ export class DatasetParticipant {
         if (positions.size === 0) {
           phases.switchTo(paused ? 'paused' : 'idle')
           await this.#rotateDue()
-          if (this.#o.backpressure.reasons.includes('memory')) await this.#relieveMemory()
+          await this.#relieveMemory()
           await this.#wakeUp.idle(200)
           continue
         }
@@ -316,6 +316,7 @@ export class DatasetParticipant {
         phases.switchTo('write')
         await this.#rotateDue()
         this.#reportPressure()
+        await this.#relieveMemory()
       } catch (error) {
         if (!this.#running) break
         if (isFatal(error)) {
@@ -337,11 +338,27 @@ export class DatasetParticipant {
   }
 
   /**
-   * Paused for the memory of open segments: encode their buffered rows into row groups on disk
-   * rather than wait for the next rotation (the round's END may be a commit interval away).
+   * Near the worker's cap on open-segment memory: flush the largest buffers as row groups on disk
+   * (or rotate what is too small for a row group) rather than pause until the next rotation (the
+   * round's END may be a commit interval away). Decided on the worker's total: with one dataset
+   * per participant each frees from its own partitions, the largest first.
    */
   async #relieveMemory(): Promise<void> {
-    for (const slot of this.#slots.values()) await slot.flushRowGroups()
+    const { backpressure } = this.#o
+    const plan = planMemoryRelief(
+      [...this.#slots.values()].map((slot) => ({
+        key: slot,
+        heldBytes: slot.heldBytes,
+        bufferedHeldBytes: slot.bufferedHeldBytes,
+      })),
+      backpressure.openSegmentMemoryBytes,
+      { capBytes: backpressure.maxOpenSegmentMemoryBytes },
+    )
+    if (plan.flush.length === 0 && plan.rotate.length === 0) return
+    for (const slot of plan.flush) await slot.flushRowGroups()
+    for (const slot of plan.rotate) await slot.rotateForMemory()
+    this.#o.metrics.memoryReliefs.inc({ ...this.#labels, action: 'flush' }, plan.flush.length)
+    this.#o.metrics.memoryReliefs.inc({ ...this.#labels, action: 'rotate' }, plan.rotate.length)
     this.#reportPressure()
   }
 

@@ -144,9 +144,12 @@ export class PartitionSlot {
     return this.actor.getSnapshot().context.chainStart
   }
 
-  /** Bytes of open segments in memory, and of ready segments not yet uploaded. */
-  get bufferedBytes(): number {
-    return this.#work.ingest?.log.bufferedBytes ?? 0
+  /** Estimated memory its open segments hold, and of that their buffered rows. */
+  get heldBytes(): number {
+    return this.#work.ingest?.log.heldBytes ?? 0
+  }
+  get bufferedHeldBytes(): number {
+    return this.#work.ingest?.log.bufferedHeldBytes ?? 0
   }
   get openSegmentCount(): number {
     return this.#work.ingest?.log.openSegmentCount ?? 0
@@ -197,6 +200,11 @@ export class PartitionSlot {
   /** Rotates when a size, age or open-segment trigger says so. */
   rotateIfDue(): Promise<void> {
     return this.#work.rotateIfDue()
+  }
+
+  /** Rotates the open segments now (memory relief), whatever the triggers say. */
+  rotateForMemory(): Promise<void> {
+    return this.#work.rotateForMemory()
   }
 
   /** Writes the open segments' buffered rows out as row groups (memory pressure). */

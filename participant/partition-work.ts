@@ -84,6 +84,15 @@ export class PartitionWork {
     })
   }
 
+  /** Rotates the open segments to free the memory they hold (memory relief); none open, nothing done. */
+  async rotateForMemory(): Promise<void> {
+    const ingest = this.#ingest
+    if (!ingest || ingest.log.openSegmentCount === 0) return
+    await this.#queue.run(async () => {
+      if (this.#ingest === ingest && ingest.log.state === 'open') await this.#rotate(ingest, 'memory')
+    })
+  }
+
   /** Writes the open segments' buffered rows out as row groups (memory pressure). */
   async flushRowGroups(): Promise<void> {
     const ingest = this.#ingest

@@ -20,7 +20,7 @@ export function reportWalPressure(slots: Iterable<PartitionSlot>, to: WalGaugeTa
   let openFiles = 0
   let readyFiles = 0
   for (const slot of slots) {
-    memory += slot.bufferedBytes
+    memory += slot.heldBytes
     ready += slot.readyBytes
     openFiles += slot.openSegmentCount
     readyFiles += slot.readySegmentCount

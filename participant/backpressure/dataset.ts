@@ -17,6 +17,9 @@ import {
 export interface PressureSource {
   readonly paused: boolean
   readonly reasons: readonly BackpressureReason[]
+  /** What the worker's open segments hold now (every reporter's share) and the cap on it. */
+  readonly openSegmentMemoryBytes: number
+  readonly maxOpenSegmentMemoryBytes: number
   setPendingUploadBytes(bytes: number, reporter?: string): void
   setOpenSegmentMemoryBytes(bytes: number, reporter?: string): void
   on(event: 'pause' | 'resume', listener: () => void): unknown
@@ -64,6 +67,14 @@ export class DatasetBackpressure extends EventEmitter<BackpressureEvents> implem
 
   get pendingUploadBytes(): number {
     return this.#pendingUploadBytes
+  }
+
+  get openSegmentMemoryBytes(): number {
+    return this.#worker.openSegmentMemoryBytes
+  }
+
+  get maxOpenSegmentMemoryBytes(): number {
+    return this.#worker.maxOpenSegmentMemoryBytes
   }
 
   /** This dataset's bytes of ready segments not yet uploaded (the reporter is this view's own). */

@@ -4,6 +4,15 @@
 export { DatasetBackpressure, type DatasetBackpressureOptions, type PressureSource } from './dataset.ts'
 export { bytesUnder, type DiskUsageProbe, type WalVolumeOptions, walDiskUsage } from './disk.ts'
 export {
+  type MemoryHolder,
+  type MemoryReliefLimits,
+  type MemoryReliefPlan,
+  MIN_ROW_GROUP_HELD_BYTES,
+  planMemoryRelief,
+  RELIEF_START_FRACTION,
+  RELIEF_TARGET_FRACTION,
+} from './memory-relief.ts'
+export {
   Backpressure,
   type BackpressureEvents,
   type BackpressureLimits,

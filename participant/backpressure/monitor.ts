@@ -8,7 +8,8 @@
 //   upload-backlog  bytes of ready segments waiting for upload (the uploader reports them):
 //                   pause at maxPendingUploadBytes, resume below 95% of it
 //   memory          bytes held by open segments (the WAL reports them): pause at
-//                   maxOpenSegmentMemoryBytes, resume below 95% of it
+//                   maxOpenSegmentMemoryBytes, resume below 95% of it. Participants free memory
+//                   before it comes to that (memory-relief.ts); the pause is the backstop
 // The worker is paused while any latch is set.
 import { EventEmitter } from 'node:events'
 import { FloeError } from '../../shared/index.ts'
@@ -136,6 +137,11 @@ export class Backpressure extends EventEmitter<BackpressureEvents> {
   /** Bytes open segments hold in memory, summed over every reporter. */
   get openSegmentMemoryBytes(): number {
     return sum(this.#openSegmentMemoryBytes)
+  }
+
+  /** The cap on what open segments hold. */
+  get maxOpenSegmentMemoryBytes(): number {
+    return this.#limits.maxOpenSegmentMemoryBytes
   }
 
   /** Bytes of ready segments not yet uploaded: `reporter`'s total (e.g. one dataset's participant). */

@@ -58,6 +58,20 @@ export class OpenSegments {
     return bytes
   }
 
+  /** Estimated memory the open segments hold (shared/parquet/memory.ts), writers included. */
+  get heldBytes(): number {
+    let bytes = 0
+    for (const segment of this.#segments.values()) bytes += segment.writer.heldBytes
+    return bytes
+  }
+
+  /** Of which their buffered rows: what flushing row groups would free. */
+  get bufferedHeldBytes(): number {
+    let bytes = 0
+    for (const segment of this.#segments.values()) bytes += segment.writer.bufferedHeldBytes
+    return bytes
+  }
+
   /** Routes a non-empty batch to its segments; resolves when every segment has taken its rows. */
   async append(rows: readonly StructValue[]): Promise<void> {
     const count = rows.length

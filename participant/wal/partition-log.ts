@@ -120,9 +120,17 @@ export class PartitionLog {
   get openSegmentCount(): number {
     return this.#segments.count
   }
-  /** Estimated memory of rows buffered in open segments, not yet encoded into a row group. */
+  /** Estimated Parquet size of rows buffered in open segments, not yet encoded into a row group. */
   get bufferedBytes(): number {
     return this.#segments.bufferedBytes
+  }
+  /** Estimated memory the open segments hold: writers, buffered rows, footer metadata. */
+  get heldBytes(): number {
+    return this.#segments.heldBytes
+  }
+  /** Estimated memory of the buffered rows alone: what flushRowGroups would free. */
+  get bufferedHeldBytes(): number {
+    return this.#segments.bufferedHeldBytes
   }
   /** Bytes of ready files not yet uploaded. */
   get readyBytes(): number {

@@ -60,6 +60,13 @@ export class BloomFilterPlan {
     })
   }
 
+  /** Bytes of the filters built so far, held until the footer is written. */
+  get heldBytes(): number {
+    let bytes = 0
+    for (const { pending } of this.#written) bytes += pending.bloomFilter?.byteLength ?? 0
+    return bytes
+  }
+
   get isEmpty(): boolean {
     return this.#filters.length === 0
   }

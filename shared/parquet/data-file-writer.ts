@@ -17,6 +17,7 @@ import type { IcebergValue, Schema, StructValue } from '../iceberg/index.ts'
 import type { BloomFilterColumn } from './bloom.ts'
 import type { DataFileCodec } from './codecs.ts'
 import { type EncodingHandle, encodingHandle, type RowGroupEncoders } from './encoder-pool.ts'
+import { heldEstimateOf, OPEN_FILE_HEAP_BYTES, ROW_GROUP_HEAP_BYTES_PER_LEAF } from './memory.ts'
 import { type DataFileMetrics, MetricsCollector, type MetricsConfig } from './metrics.ts'
 import { type EncodedRowGroup, RowGroupEncoder, shiftRowGroup } from './row-group-encoder.ts'
 import { type ParquetLayout, sizeEstimateOf } from './schema.ts'
@@ -78,6 +79,16 @@ export interface DataFileWriter {
   readonly bufferedRows: number
   /** Estimated uncompressed bytes of the buffered rows. */
   readonly bufferedBytes: number
+  /**
+   * Estimated memory the buffered rows hold (their values' heap objects, see memory.ts): what
+   * flushing a row group would release.
+   */
+  readonly bufferedHeldBytes: number
+  /**
+   * Estimated memory the open file holds: buffered rows, writer state, the encode buffer, footer
+   * metadata and bloom filters of the row groups written. What a memory cap should count.
+   */
+  readonly heldBytes: number
   /** Bytes handed to the sink so far: the file's size if it were closed now, less the footer and buffered rows. */
   readonly writtenBytes: number
   readonly rowGroupCount: number
@@ -106,7 +117,7 @@ export async function openDataFile(options: OpenDataFileOptions): Promise<DataFi
   const layout = encoder.layout
   const metrics = new MetricsCollector(layout.leaves, options.metrics)
   const sink = options.sink ?? (await fileSink(options.path))
-  const out = new SinkByteWriter(sink, Math.min(limits.rowGroupBytes, 4 * 1024 * 1024))
+  const out = new SinkByteWriter(sink)
   const keyValueMetadata = { 'iceberg.schema': JSON.stringify(options.schema), ...options.keyValueMetadata }
   // writes the header and, at finish(), the page indexes, bloom filters and footer of the groups
   // landed in it; the groups themselves are encoded by `encoder` or `options.encoders`
@@ -160,9 +171,17 @@ class ParquetDataFileWriter implements DataFileWriter {
   /** Summed once per row instead of measuring every fixed-width value. */
   readonly #fixedRowBytes: number
   readonly #variableColumns: { column: number; estimate: (value: IcebergValue) => number }[]
+  /** The same two for the memory the buffered values hold. */
+  readonly #fixedRowHeld: number
+  readonly #variableHeld: { column: number; estimate: (value: IcebergValue) => number }[]
+  /** Footer metadata one row group adds until the file closes. */
+  readonly #rowGroupHeld: number
   #buffers: IcebergValue[][]
   #bufferedRows = 0
   #bufferedBytes = 0
+  #bufferedHeld = 0
+  /** The rows of the group an encoder thread is encoding: held until it lands. */
+  #inFlightHeld = 0
   #recordCount = 0
   #rowGroupCount = 0
   #state: WriterState = 'open'
@@ -185,6 +204,15 @@ class ParquetDataFileWriter implements DataFileWriter {
       else this.#variableColumns.push({ column: index, estimate: size.estimate })
     })
     this.#fixedRowBytes = fixed
+    let fixedHeld = 0
+    this.#variableHeld = []
+    columns.forEach((column, index) => {
+      const held = heldEstimateOf(column.type)
+      if ('fixed' in held) fixedHeld += held.fixed
+      else this.#variableHeld.push({ column: index, estimate: held.estimate })
+    })
+    this.#fixedRowHeld = fixedHeld
+    this.#rowGroupHeld = ROW_GROUP_HEAP_BYTES_PER_LEAF * parts.layout.leaves.length
     this.#buffers = columns.map(() => [])
   }
 
@@ -196,6 +224,22 @@ class ParquetDataFileWriter implements DataFileWriter {
   }
   get bufferedBytes(): number {
     return this.#bufferedBytes
+  }
+  get bufferedHeldBytes(): number {
+    return this.#bufferedHeld
+  }
+  get heldBytes(): number {
+    if (this.#state !== 'open') return 0
+    const { out, encoder } = this.#parts
+    return (
+      OPEN_FILE_HEAP_BYTES +
+      this.#bufferedHeld +
+      this.#inFlightHeld +
+      out.capacity +
+      encoder.capacity +
+      this.#rowGroupCount * this.#rowGroupHeld +
+      encoder.blooms.heldBytes
+    )
   }
   get writtenBytes(): number {
     return this.#parts.out.offset - this.#parts.out.pendingBytes
@@ -266,6 +310,7 @@ class ParquetDataFileWriter implements DataFileWriter {
     const names = this.#names
     const columnCount = names.length
     const variable = this.#variableColumns
+    const variableHeld = this.#variableHeld
     const limits = this.#parts.limits
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r] as StructValue
@@ -277,6 +322,12 @@ class ParquetDataFileWriter implements DataFileWriter {
         bytes += estimate(row[names[column] as string] ?? null)
       }
       this.#bufferedBytes += bytes
+      let held = this.#fixedRowHeld
+      for (let v = 0; v < variableHeld.length; v++) {
+        const { column, estimate } = variableHeld[v] as (typeof variableHeld)[number]
+        held += estimate(row[names[column] as string] ?? null)
+      }
+      this.#bufferedHeld += held
       this.#recordCount++
       if (++this.#bufferedRows >= limits.rowGroupRows || this.#bufferedBytes >= limits.rowGroupBytes) {
         await this.#writeRowGroup()
@@ -313,6 +364,8 @@ class ParquetDataFileWriter implements DataFileWriter {
     this.#buffers = layout.columns.map(() => [])
     this.#bufferedRows = 0
     this.#bufferedBytes = 0
+    const held = this.#bufferedHeld
+    this.#bufferedHeld = 0
     this.#rowGroupCount++
     if (!encoders) {
       let group: EncodedRowGroup
@@ -325,6 +378,7 @@ class ParquetDataFileWriter implements DataFileWriter {
       return
     }
     this.#inFlightGroup = encoders.encode(encoding, columns, rowCount)
+    this.#inFlightHeld = held
     this.#inFlight = this.#inFlightGroup.then(
       (group) => this.#land(group, rowGroup),
       (error) => {
@@ -343,6 +397,7 @@ class ParquetDataFileWriter implements DataFileWriter {
     await inFlight
     this.#inFlight = undefined
     this.#inFlightGroup = undefined
+    this.#inFlightHeld = 0
   }
 
   /** Places an encoded group after the previous one: footer records, metrics, then its bytes to the sink. */

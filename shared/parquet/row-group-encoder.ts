@@ -9,6 +9,7 @@ import type { IcebergValue, Schema } from '../iceberg/index.ts'
 import { type BloomFilterColumn, BloomFilterPlan } from './bloom.ts'
 import { type DataFileCodec, pageCompressionFor } from './codecs.ts'
 import { type ParquetLayout, parquetLayoutOf } from './schema.ts'
+import { IDLE_ENCODE_BUFFER_BYTES } from './sink.ts'
 import { type StatisticsOf, statisticsFunctionFor } from './statistics.ts'
 
 /** What decides a row group's bytes; plain data, so it can be posted to an encoder thread. */
@@ -50,13 +51,19 @@ export class RowGroupEncoder {
   /** By top-level column; undefined where hyparquet-writer computes the statistics (nested) or none are kept. */
   readonly #flatStatistics: (FlatColumnStatistics | undefined)[]
 
+  /** Bytes its encode buffer holds between groups. */
+  get capacity(): number {
+    return this.#out.buffer.byteLength
+  }
+
   /** Refuses a bad configuration (CONFIG_INVALID) before any file exists. */
   constructor(encoding: RowGroupEncoding) {
     this.#encoding = encoding
     this.layout = parquetLayoutOf(encoding.schema)
     const compression = pageCompressionFor(encoding.codec, encoding.compressionLevel)
     this.blooms = new BloomFilterPlan(this.layout.leaves, encoding.bloomFilters)
-    this.#out = new ByteWriter(1024 * 1024)
+    // small between groups, as SinkByteWriter's: one encoder per open file, thousands of them
+    this.#out = new ByteWriter(IDLE_ENCODE_BUFFER_BYTES)
     this.#parquet = new ParquetWriter({
       writer: this.#out,
       schema: this.layout.elements,
@@ -110,7 +117,12 @@ export class RowGroupEncoder {
       })
       const indexes = parquet.pendingIndexes
       if (!this.blooms.isEmpty) this.blooms.build(columns, indexes)
-      return { bytes: out.buffer.slice(0, out.index), rowGroup, indexes, rowCount }
+      const bytes = out.buffer.slice(0, out.index)
+      if (out.buffer.byteLength > IDLE_ENCODE_BUFFER_BYTES) {
+        out.buffer = new ArrayBuffer(IDLE_ENCODE_BUFFER_BYTES)
+        out.view = new DataView(out.buffer)
+      }
+      return { bytes, rowGroup, indexes, rowCount }
     } catch (error) {
       throw isFloeError(error)
         ? error

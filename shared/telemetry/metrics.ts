@@ -66,8 +66,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     walBytes: new Gauge({
       name: 'floe_wal_bytes',
-      help: 'Bytes in the WAL, by segment state',
+      help: 'Bytes in the WAL, by segment state: ready files on disk, or the memory open segments hold',
       labelNames: ['dataset', 'state'],
+      registers,
+    }),
+    memoryReliefs: new Counter({
+      name: 'floe_memory_reliefs_total',
+      help: 'Open segments flushed as a row group or rotated to stay under maxOpenSegmentMemoryBytes, by action',
+      labelNames: ['dataset', 'action'],
       registers,
     }),
     walFiles: new Gauge({
