@@ -9,9 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getHeapStatistics } from 'node:v8'
-import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
+import { benchDataset, benchEvent } from '../participant/decode/bench-events.ts'
 import { compileDecoder } from '../participant/decode/index.ts'
-import { parseConfig } from '../shared/config/index.ts'
 import type { StructValue } from '../shared/iceberg/index.ts'
 import { type DataFileWriter, openDataFile } from '../shared/parquet/index.ts'
 
@@ -20,26 +19,7 @@ const rows = Number(process.argv[3] ?? 200)
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc) throw new Error('run with node --expose-gc')
 
-const [dataset] = parseConfig(
-  JSON.stringify({
-    kafka: { brokers: ['127.0.0.1:9092'] },
-    catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
-    ingestion: { wal: { dir: '/unused' } },
-    datasets: [
-      {
-        name: 'bench',
-        topic: 'bench',
-        table: 'bench.events',
-        customMapping: benchMapping,
-        schema: benchSchema,
-        badRecords: 'skip',
-      },
-    ],
-  }),
-  'bench',
-  {},
-).datasets
-if (!dataset) throw new Error('no dataset')
+const dataset = benchDataset()
 const decoder = compileDecoder(dataset, { maxRecordBytes: 1 << 20 })
 
 interface Sample {

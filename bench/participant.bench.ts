@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readEndpoints } from '../integration/stack/index.ts'
-import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
+import { benchDataset, benchEvent } from '../participant/decode/bench-events.ts'
 import {
   Backpressure,
   DatasetParticipant,
@@ -30,7 +30,6 @@ import {
   walDiskUsage,
 } from '../participant/index.ts'
 import type { ControlMessage, WriteStatus } from '../protocol/index.ts'
-import { type DatasetConfig, parseConfig } from '../shared/config/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
 import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/index.ts'
@@ -45,30 +44,7 @@ const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().ka
 const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
 const connection: KafkaConnection = { brokers, clientId: 'floe-bench-participant' }
 
-function benchDataset(): DatasetConfig {
-  const [configured] = parseConfig(
-    JSON.stringify({
-      kafka: { brokers },
-      catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
-      ingestion: { wal: { dir: '/unused' } },
-      datasets: [
-        {
-          name: 'bench',
-          topic,
-          table: 'bench.events',
-          customMapping: benchMapping,
-          schema: benchSchema,
-          badRecords: 'skip',
-        },
-      ],
-    }),
-    'bench',
-    {},
-  ).datasets
-  if (!configured) throw new Error('no dataset')
-  return configured
-}
-const dataset = benchDataset()
+const dataset = benchDataset(topic, brokers)
 
 /** Creates and fills the topic unless a previous run did; returns the bytes of JSON in it. */
 async function prefill(admin: KafkaAdmin): Promise<number> {

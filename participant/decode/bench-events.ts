@@ -2,6 +2,7 @@
 // bench/participant.bench.ts (topic to ready WAL files). A 1 KB JSON event and a 12-column
 // mapping: strings, a long, timestamptz from ISO text and from epoch ms, a double, a boolean,
 // nested paths, a list<string>. Benchmarks only: index.ts does not export it.
+import { type DatasetConfig, parseConfig } from '../../shared/config/index.ts'
 
 export const benchMapping = {
   event_id: 'id',
@@ -60,4 +61,29 @@ export function benchEvent(i: number): Buffer {
   return Buffer.from(
     JSON.stringify({ ...body, note: 'lorem ipsum '.repeat(100).slice(0, 1024 - Buffer.byteLength(base)) }),
   )
+}
+
+/** The benchmarks' dataset: `topic` through the 12-column mapping, bad records skipped. */
+export function benchDataset(topic = 'bench', brokers = ['127.0.0.1:9092']): DatasetConfig {
+  const [configured] = parseConfig(
+    JSON.stringify({
+      kafka: { brokers },
+      catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
+      ingestion: { wal: { dir: '/unused' } },
+      datasets: [
+        {
+          name: 'bench',
+          topic,
+          table: 'bench.events',
+          customMapping: benchMapping,
+          schema: benchSchema,
+          badRecords: 'skip',
+        },
+      ],
+    }),
+    'bench',
+    {},
+  ).datasets
+  if (!configured) throw new Error('no dataset')
+  return configured
 }
