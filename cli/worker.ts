@@ -62,7 +62,7 @@ export class Worker {
     this.config = config
     this.workerId = options.workerId ?? workerIdOf()
     this.logger = options.logger
-    this.metrics = options.metrics ?? createMetrics()
+    this.metrics = options.metrics ?? createMetrics({ commitIntervalSeconds: config.ingestion.commitIntervalSeconds })
   }
 
   get connection(): KafkaConnection {

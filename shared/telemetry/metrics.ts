@@ -3,7 +3,18 @@
 // counters, base units (seconds, bytes).
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
+/**
+ * Buckets of the visibility histogram: fixed ones, plus the commit interval and a few seconds past
+ * it, so "visible within the interval + 2 s" can be read off the histogram whatever the interval.
+ */
+export function visibilityBuckets(commitIntervalSeconds?: number): number[] {
+  const fixed = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600]
+  if (commitIntervalSeconds === undefined) return fixed
+  const near = [0, 1, 2, 5].map((extra) => commitIntervalSeconds + extra)
+  return [...new Set([...fixed, ...near, 2 * commitIntervalSeconds])].sort((a, b) => a - b)
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean; commitIntervalSeconds?: number } = {}) {
   const registry = new Registry()
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'floe_process_' })
   const registers = [registry]
@@ -154,7 +165,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       name: 'floe_commit_visibility_seconds',
       help: 'From the Kafka record timestamp to the commit that made it visible (oldest record of each committed range)',
       labelNames: ['dataset'],
-      buckets: [1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+      buckets: visibilityBuckets(options.commitIntervalSeconds),
       registers,
     }),
     lostRecords: new Counter({

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream'
 import { describe, test } from 'node:test'
 import { serveEndpoints } from './http.ts'
 import { createLogger } from './logger.ts'
-import { createMetrics } from './metrics.ts'
+import { createMetrics, visibilityBuckets } from './metrics.ts'
 import { PhaseClock } from './phases.ts'
 
 describe('the perf line', () => {
@@ -88,5 +88,17 @@ describe('the HTTP endpoints', () => {
     } finally {
       await endpoints.close()
     }
+  })
+})
+
+describe('the visibility histogram', () => {
+  test('has buckets at the commit interval and a few seconds past it', async () => {
+    assert.deepEqual(visibilityBuckets(), [1, 2, 5, 10, 20, 30, 60, 120, 300, 600])
+    assert.deepEqual(visibilityBuckets(20), [1, 2, 5, 10, 20, 21, 22, 25, 30, 40, 60, 120, 300, 600])
+    const metrics = createMetrics({ defaultMetrics: false, commitIntervalSeconds: 10 })
+    metrics.commitVisibilitySeconds.observe({ dataset: 'events' }, 11.5)
+    const text = await metrics.registry.metrics()
+    assert.match(text, /floe_commit_visibility_seconds_bucket\{le="11",dataset="events"\} 0/)
+    assert.match(text, /floe_commit_visibility_seconds_bucket\{le="12",dataset="events"\} 1/)
   })
 })
