@@ -141,12 +141,24 @@ export class TcpProxy {
   hold(direction: Direction, ms: number): void {
     const until = Date.now() + ms
     this.#heldUntil[direction] = Math.max(this.#heldUntil[direction], until)
+    this.#releaseAfter(direction, ms)
+  }
+
+  // A timer runs on the event loop's clock, which lags Date.now() while a callback runs, so it
+  // may fire a little before the hold ends: it then waits out the rest instead of giving up (which
+  // would hold the bytes forever). A hold extended meanwhile is released by its own timer.
+  #releaseAfter(direction: Direction, ms: number): void {
     const timer = setTimeout(() => {
       this.#timers.delete(timer)
-      if (Date.now() >= this.#heldUntil[direction]) {
-        this.#heldUntil[direction] = 0
-        this.#flush(direction)
+      // frozen meanwhile: pass() releases it
+      if (this.#heldUntil[direction] === Number.POSITIVE_INFINITY) return
+      const left = this.#heldUntil[direction] - Date.now()
+      if (left > 0) {
+        this.#releaseAfter(direction, left)
+        return
       }
+      this.#heldUntil[direction] = 0
+      this.#flush(direction)
     }, ms)
     this.#timers.add(timer)
   }
