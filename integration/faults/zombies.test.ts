@@ -54,10 +54,12 @@ describe('zombie workers', { concurrency: false }, () => {
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
     // The woken coordinator steps down, and may legitimately get partition 0 back in a later
-    // rebalance: what must hold is that one worker coordinates, not two.
+    // rebalance: what must hold is that one worker coordinates, not two. A rebalance that waits on a
+    // member slow to rejoin lasts up to the group's rebalance timeout (60 s), partition 0 unowned
+    // meanwhile, so this waits longer than that.
     await fleet.waitFor(
       () => fleet.workers.filter((w) => w.running && w.coordinating).length === 1,
-      minute,
+      2 * minute,
       'exactly one coordinator',
     )
     t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
