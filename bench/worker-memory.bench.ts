@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readEndpoints } from '../integration/stack/index.ts'
 import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
+import { peakRssOf } from './scale-probes.ts'
 
 const partitions = Number(process.argv[2] ?? 256)
 const events = Number(process.argv[3] ?? 300_000)
@@ -54,12 +55,6 @@ async function prefill(): Promise<void> {
   }
 }
 
-function yamlOf(schema: Record<string, string>): string {
-  return Object.entries(schema)
-    .map(([key, value]) => `      ${key}: ${value}`)
-    .join('\n')
-}
-
 /** What the worker's /metrics says its memory holds (sampled at the highest RSS seen). */
 interface Breakdown {
   rss: number
@@ -81,12 +76,6 @@ async function breakdown(): Promise<Breakdown | undefined> {
   } catch {
     return undefined
   }
-}
-
-async function peakRss(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
-  const match = /VmHWM:\s+(\d+) kB/.exec(status)
-  return match ? Number(match[1]) * 1024 : 0
 }
 
 await prefill()
@@ -112,12 +101,8 @@ datasets:
     topic: ${topic}
     table: bench_memory_${stamp}.events
     badRecords: skip
-    customMapping:
-${Object.entries(benchMapping)
-  .map(([key, value]) => `      ${key}: ${value}`)
-  .join('\n')}
-    schema:
-${yamlOf(benchSchema)}
+    customMapping: ${JSON.stringify(benchMapping)}
+    schema: ${JSON.stringify(benchSchema)}
     partitionSpec: ['bucket[3](user_id)']
 log:
   level: info
@@ -163,12 +148,12 @@ while (child.exitCode === null && performance.now() < deadline) {
         `external ${m(sampled.external)} open ${m(sampled.openSegments)} committed ${committed}`,
     )
   }
-  peak = Math.max(peak, await peakRss(child.pid as number))
+  peak = Math.max(peak, peakRssOf(child.pid as number))
   if (committed >= events && drainedAt === undefined) drainedAt = performance.now()
   if (drainedAt !== undefined) break
   await sleep(250)
 }
-peak = Math.max(peak, await peakRss(child.pid as number))
+peak = Math.max(peak, peakRssOf(child.pid as number))
 if (child.exitCode !== null) console.log(`worker exited ${child.exitCode}:\n${tail.join('\n')}`)
 child.kill('SIGKILL')
 await rm(dir, { recursive: true, force: true })
