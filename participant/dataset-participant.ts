@@ -20,7 +20,7 @@ import { FloeError, isFatal, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import { type PressureSource, planMemoryRelief } from './backpressure/index.ts'
+import { memoryReliefDue, type PressureSource, planMemoryRelief } from './backpressure/index.ts'
 import { BadRecords, deadLetterSenderFor } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
@@ -345,6 +345,8 @@ export class DatasetParticipant {
    */
   async #relieveMemory(): Promise<void> {
     const { backpressure } = this.#o
+    // Called after every poll: below the start of relief, nothing to plan, and no pass over the slots.
+    if (!memoryReliefDue(backpressure.openSegmentMemoryBytes, backpressure.maxOpenSegmentMemoryBytes)) return
     const plan = planMemoryRelief(
       [...this.#slots.values()].map((slot) => ({
         key: slot,

@@ -8,6 +8,7 @@ export {
   type MemoryReliefLimits,
   type MemoryReliefPlan,
   MIN_ROW_GROUP_HELD_BYTES,
+  memoryReliefDue,
   planMemoryRelief,
   RELIEF_START_FRACTION,
   RELIEF_TARGET_FRACTION,

@@ -42,6 +42,11 @@ export interface MemoryReliefPlan<K> {
   readonly rotate: K[]
 }
 
+/** Whether the worker's open segments hold enough of the cap for relief to start. */
+export function memoryReliefDue(totalBytes: number, capBytes: number): boolean {
+  return totalBytes >= capBytes * RELIEF_START_FRACTION
+}
+
 /**
  * `totalBytes` is the worker's total (every dataset's holders), `holders` those this caller can
  * act on. Empty below the start fraction.
@@ -53,7 +58,7 @@ export function planMemoryRelief<K>(
 ): MemoryReliefPlan<K> {
   const plan: MemoryReliefPlan<K> = { flush: [], rotate: [] }
   const { capBytes } = limits
-  if (totalBytes < capBytes * RELIEF_START_FRACTION) return plan
+  if (!memoryReliefDue(totalBytes, capBytes)) return plan
   const minRowGroup = limits.minRowGroupHeldBytes ?? MIN_ROW_GROUP_HELD_BYTES
   let excess = totalBytes - capBytes * RELIEF_TARGET_FRACTION
   const byBuffered = [...holders].sort((a, b) => b.bufferedHeldBytes - a.bufferedHeldBytes)
