@@ -196,21 +196,20 @@ class ParquetDataFileWriter implements DataFileWriter {
     const columns = parts.layout.columns
     this.#names = columns.map((column) => column.name)
     this.#requiredColumns = columns.filter((column) => column.required).map((column) => column.name)
+    // Two estimates per column: of the Parquet bytes (the row-group target) and of the heap held.
     let fixed = 0
+    let fixedHeld = 0
     this.#variableColumns = []
+    this.#variableHeld = []
     columns.forEach((column, index) => {
       const size = sizeEstimateOf(column.type)
       if ('fixed' in size) fixed += size.fixed
       else this.#variableColumns.push({ column: index, estimate: size.estimate })
-    })
-    this.#fixedRowBytes = fixed
-    let fixedHeld = 0
-    this.#variableHeld = []
-    columns.forEach((column, index) => {
       const held = heldEstimateOf(column.type)
       if ('fixed' in held) fixedHeld += held.fixed
       else this.#variableHeld.push({ column: index, estimate: held.estimate })
     })
+    this.#fixedRowBytes = fixed
     this.#fixedRowHeld = fixedHeld
     this.#rowGroupHeld = ROW_GROUP_HEAP_BYTES_PER_LEAF * parts.layout.leaves.length
     this.#buffers = columns.map(() => [])
