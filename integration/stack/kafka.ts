@@ -53,9 +53,16 @@ num.recovery.threads.per.data.dir=1
 `
 }
 
-/** Kafka's cluster id: 16 random bytes in unpadded base64url, what `kafka-storage random-uuid` prints. */
-function clusterId(): string {
-  return randomBytes(16).toString('base64url')
+/**
+ * Kafka's cluster id: 16 random bytes in unpadded base64url, what `kafka-storage random-uuid` prints.
+ * Like Kafka's own generator it never starts with '-': the storage tool's argument parser reads
+ * such an id as an option and fails the format (one start in 64 did).
+ */
+export function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url')
+    if (!id.startsWith('-')) return id
+  }
 }
 
 export async function startKafka(options: StackOptions, dir: string): Promise<ServiceRecord[]> {
@@ -70,7 +77,7 @@ export async function startKafka(options: StackOptions, dir: string): Promise<Se
     mkdirSync(join(nodeDir, 'data'), { recursive: true })
     const props = join(nodeDir, 'server.properties')
     writeFileSync(props, serverProperties(options, i, join(nodeDir, 'data')))
-    const format = ['format', '-t', id, '-c', props]
+    const format = ['format', `--cluster-id=${id}`, '-c', props]
     if (options.brokers === 1) format.push('--standalone')
     execFileSync(java, ['-Xmx256m', log4j, '-cp', cp, 'kafka.tools.StorageTool', ...format], {
       stdio: ['ignore', 'ignore', 'inherit'],
