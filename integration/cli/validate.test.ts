@@ -146,10 +146,7 @@ ${extra}`
   test('connects to Kafka as floe run does: SASL the broker does not offer is a failure', async () => {
     const sasl = await writeConfig(
       'sasl.yaml',
-      fileFor(
-        dataset(`${uniqueName('it_ns')}.events`),
-        '  sasl: {mechanism: scram-sha-512, username: floe}\n',
-      ),
+      fileFor(dataset(`${uniqueName('it_ns')}.events`), '  sasl: {mechanism: scram-sha-512, username: floe}\n'),
     )
     // The password from the environment: one written in the file is refused before anything is reached.
     const { code, out } = await validate(sasl, { FLOE_KAFKA__SASL__PASSWORD: 'secret' })
