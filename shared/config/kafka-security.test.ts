@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { parse } from 'yaml'
 import { isFloeError } from '../errors.ts'
 import { parseConfig, redact } from './load.ts'
+import { configSchema } from './schema.ts'
 
 const rest = `catalog:
   type: rest
@@ -169,5 +171,11 @@ describe('the Kafka security settings', () => {
     )
     assert.doesNotMatch(printed, /hunter2|SECRETKEY|CLIENT/)
     assert.match(printed, /"cert":"\(CERTIFICATE PEM\)"/)
+  })
+
+  test('the documented SASL_SSL example is a valid configuration', () => {
+    const example = join(import.meta.dirname, '..', '..', 'docs', 'examples', 'floe.kafka-sasl-ssl.yaml')
+    const parsed = configSchema.safeParse(parse(readFileSync(example, 'utf8')))
+    assert.ok(parsed.success, JSON.stringify(parsed.error?.issues))
   })
 })
