@@ -4,14 +4,17 @@
 import type { CatalogConfig } from '../shared/catalog/index.ts'
 import { type DatasetConfig, type FloeConfig, loadConfig, type StorageConfig } from '../shared/config/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
-import type { KafkaConnection } from '../shared/kafka/index.ts'
+import { type KafkaConnection, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { RoutedStorage } from '../shared/storage/index.ts'
 
 /**
  * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
  * Kafka client's MultipleErrors (an `errors` list that is not an AggregateError) down to the socket.
+ * A failed TLS handshake or a refused authentication says so first ("TLS handshake failed: ...").
  */
 export function reasonOf(error: unknown): string {
+  const failure = kafkaConnectionFailureOf(error)
+  if (failure && failure.kind !== 'unreachable') return failure.reason
   let current: unknown = error
   for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
     const code = (current as NodeJS.ErrnoException).code
@@ -28,7 +31,9 @@ export function reasonOf(error: unknown): string {
 
 /**
  * Runs `work`; a failure or no answer within `ms` becomes a FloeError of `code` whose message
- * names `server` (details.server) and the reason in one line.
+ * names `server` (details.server) and the reason in one line. A Kafka connection that failed its
+ * TLS handshake or its authentication becomes KAFKA_TLS_FAILED or KAFKA_AUTHENTICATION_FAILED
+ * instead: fatal, since trying the same certificates or credentials again cannot succeed.
  */
 export async function reach<T>(
   server: string,
@@ -44,7 +49,15 @@ export async function reach<T>(
     return await Promise.race([work(), timeout])
   } catch (error) {
     if (isFloeError(error) && error.details['server'] !== undefined) throw error
-    throw new FloeError(code, `${server}: ${reasonOf(error)}`, { cause: error, details: { server } })
+    const failure = code === 'KAFKA_UNAVAILABLE' ? kafkaConnectionFailureOf(error) : undefined
+    throw new FloeError(
+      failure?.kind === 'unreachable' ? code : (failure?.code ?? code),
+      `${server}: ${reasonOf(error)}`,
+      {
+        cause: error,
+        details: { server },
+      },
+    )
   } finally {
     clearTimeout(timer)
   }
@@ -55,7 +68,8 @@ export function kafkaConnectionOf(config: FloeConfig, suffix: string, connectTim
   return {
     brokers: kafka.brokers,
     clientId: `${kafka.clientId}-${suffix}`,
-    ...(kafka.ssl ? { ssl: true } : {}),
+    ...(kafka.ssl ? { ssl: kafka.ssl } : {}),
+    // The configuration's own object: the connections of one process share its OAuth token.
     ...(kafka.sasl ? { sasl: kafka.sasl } : {}),
     ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
   }

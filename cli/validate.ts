@@ -7,7 +7,7 @@
 import { type Catalog, type LoadedTable, openCatalog } from '../shared/catalog/index.ts'
 import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
 import { FloeError } from '../shared/index.ts'
-import { KafkaAdmin } from '../shared/kafka/index.ts'
+import { KafkaAdmin, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
 import { checkTableSchema, dataLocationOf, tableIdentifier } from './tables.ts'
 
@@ -34,11 +34,23 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
 
   const admin = new KafkaAdmin(kafkaConnectionOf(config, 'validate', timeoutMs))
   let kafkaOk = false
-  await record(`kafka ${config.kafka.brokers.join(',')}`, async () => {
+  const kafkaCheck = `kafka ${config.kafka.brokers.join(',')}`
+  try {
     await reach('kafka', 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(config.kafka.controlTopic))
     kafkaOk = true
-    return `reachable${config.kafka.ssl ? ', TLS' : ''}${config.kafka.sasl ? `, SASL ${config.kafka.sasl.mechanism}` : ''}`
-  })
+    const { ssl, sasl } = config.kafka
+    checks.push({
+      what: kafkaCheck,
+      ok: true,
+      detail: `reachable${ssl ? ', TLS' : ''}${sasl ? `, SASL ${sasl.mechanism} authenticated` : ''}`,
+    })
+  } catch (error) {
+    // Which of the three it is: a TLS handshake, the authentication, or no broker at all.
+    const failure = kafkaConnectionFailureOf(error)
+    const reason = reasonOf(error)
+    const detail = failure?.kind === 'unreachable' || !failure ? `${reason} (broker unreachable)` : reason
+    checks.push({ what: kafkaCheck, ok: false, detail })
+  }
   let catalog: Catalog | undefined
   await record(
     config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`,

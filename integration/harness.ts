@@ -15,6 +15,18 @@ export function endpoints(): Endpoints {
   return cached
 }
 
+/**
+ * Why a test of the SASL_SSL listener cannot run (a reason for `skip`), or false when the stack
+ * has one. CI starts the stack with it, and a skip fails CI.
+ */
+export function withoutSaslSsl(): string | false {
+  try {
+    return endpoints().kafka.secure ? false : 'the stack runs without --kafka-security sasl_ssl'
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
+
 /** A name no other test run uses: topics, namespaces, tables and blob prefixes. */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`

@@ -8,6 +8,8 @@ const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   CONFIG_INVALID: { retryable: false, fatal: true },
   KAFKA_UNAVAILABLE: { retryable: true, fatal: false },
   KAFKA_REFUSED: { retryable: false, fatal: false },
+  KAFKA_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
+  KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },

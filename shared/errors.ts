@@ -12,6 +12,13 @@ export const errorCodes = {
    * a topic that does not exist, no authorization. `details.reason` names which (producer.ts).
    */
   KAFKA_REFUSED: { retryable: false, fatal: false },
+  /**
+   * The broker (or the OAuth token endpoint) refused Floe's credentials: a wrong password, an
+   * unknown user, a refused client. Retrying with the same ones cannot succeed; the worker stops.
+   */
+  KAFKA_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
+  /** The TLS handshake with a broker failed: an untrusted or wrong certificate on either side. */
+  KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   // catalog answers

@@ -1,10 +1,12 @@
 // Exactly-once, proven on the real stack: `floe run` worker processes on a 6-partition topic, events
 // with unique ids produced while they run, and pyiceberg counting every id in the table. Then the
 // same through kill -9 of the coordinator and of a participant at random moments of short rounds
-// (so kills land in every phase), and through scaling from 1 to 3 workers and back.
+// (so kills land in every phase), and through scaling from 1 to 3 workers and back. The first
+// also runs over the stack's SASL_SSL listener when it has one.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { withoutSaslSsl } from '../harness.ts'
 import { assertEveryIdOnce, Fleet, type WorkerProcess } from './fleet.ts'
 
 const minute = 60_000
@@ -22,6 +24,15 @@ async function coordinatorOf(fleet: Fleet): Promise<WorkerProcess> {
   return found!
 }
 
+/** The shortest fleet run: three workers, events produced in two bursts, each in the table once. */
+async function threeWorkersOnSixPartitions(fleet: Fleet): Promise<void> {
+  await Promise.all([fleet.start(), fleet.start(), fleet.start()])
+  await fleet.produce(3000)
+  await sleep(2000)
+  await fleet.produce(3000)
+  assertEveryIdOnce(fleet, await fleet.waitSettled(3 * minute))
+}
+
 /** A random pause of up to `maxMs`: kills land at a different moment of a round each time. */
 function jitter(maxMs: number): Promise<void> {
   return sleep(Math.floor(Math.random() * maxMs))
@@ -29,12 +40,16 @@ function jitter(maxMs: number): Promise<void> {
 
 describe('exactly-once on the real stack', { concurrency: false }, () => {
   test('three workers on six partitions land every produced event exactly once', async (t) => {
-    const fleet = await Fleet.create(t)
-    await Promise.all([fleet.start(), fleet.start(), fleet.start()])
-    await fleet.produce(3000)
-    await sleep(2000)
-    await fleet.produce(3000)
-    assertEveryIdOnce(fleet, await fleet.waitSettled(3 * minute))
+    await threeWorkersOnSixPartitions(await Fleet.create(t))
+  })
+
+  test('the same over SASL_SSL (SCRAM-SHA-512, a client certificate), and no worker logs the password or the key', {
+    skip: withoutSaslSsl(),
+  }, async (t) => {
+    const fleet = await Fleet.create(t, { kafka: 'sasl_ssl' })
+    await threeWorkersOnSixPartitions(fleet)
+    assert.ok(fleet.workers.every((w) => w.logged('worker started')))
+    assert.deepEqual(fleet.secretsLogged(), [], 'workers whose log holds the SASL password or the private key')
   })
 
   test('a kill -9 of the coordinator in the middle of rounds loses and duplicates nothing', async (t) => {

@@ -30,6 +30,36 @@ export interface FleetOptions {
   extraConfig?: string
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
+  /**
+   * How the workers reach Kafka: the PLAINTEXT listener (default), or the stack's SASL_SSL one
+   * (`stack up --kafka-security sasl_ssl`) with SCRAM-SHA-512, the stack's CA and client
+   * certificate, the password from the environment. The test's own producer stays on PLAINTEXT.
+   */
+  kafka?: 'plaintext' | 'sasl_ssl'
+}
+
+/** The `kafka:` lines that reach the SASL_SSL listener, and the secrets a worker must never print. */
+function secureKafka(): { yaml: string; env: NodeJS.ProcessEnv; secrets: string[] } {
+  const secure = endpoints().kafka.secure
+  if (!secure) throw new Error('the stack has no SASL_SSL listener: start it with --kafka-security sasl_ssl')
+  const key = readFileSync(secure.keyFile, 'utf8')
+  return {
+    yaml: `  brokers: [${secure.bootstrap}]
+  ssl:
+    caFile: ${secure.caFile}
+    certFile: ${secure.certFile}
+    keyFile: ${secure.keyFile}
+  sasl:
+    mechanism: scram-sha-512
+    username: ${secure.users.scram.username}
+`,
+    env: { FLOE_KAFKA__SASL__PASSWORD: secure.users.scram.password },
+    // The key's base64 body, line by line: a PEM printed whole or in part is found.
+    secrets: [
+      secure.users.scram.password,
+      ...key.split('\n').filter((line) => line.length > 0 && !line.startsWith('-----')),
+    ],
+  }
 }
 
 export class WorkerProcess {
@@ -120,18 +150,29 @@ export class Fleet {
   readonly ids: string[] = []
   /** Ids of the malformed events produced: each must be in the dead-letter topic, none in the table. */
   readonly badIds: string[] = []
+  /** What no worker may ever write to its log: the SASL password and the private key, on SASL_SSL. */
+  readonly secrets: string[]
   readonly #env: NodeJS.ProcessEnv
   #serial = 0
   readonly #incarnations = new Map<string, number>()
 
-  private constructor(dir: string, topic: string, table: string, config: string, options: FleetOptions) {
+  private constructor(
+    dir: string,
+    topic: string,
+    table: string,
+    config: string,
+    options: FleetOptions,
+    kafka?: { env: NodeJS.ProcessEnv; secrets: string[] },
+  ) {
     this.dir = dir
     this.topic = topic
     this.table = table
     this.config = config
     this.dlqTopic = `${topic}-dlq`
     this.commitIntervalMs = (options.commitIntervalSeconds ?? 2) * 1000
+    this.secrets = kafka?.secrets ?? []
     this.#env = {
+      ...kafka?.env,
       ...(options.storage === 'azure'
         ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
         : {}),
@@ -149,6 +190,7 @@ export class Fleet {
     await admin.close()
     const config = join(dir, 'floe.yaml')
     const azure = options.storage === 'azure'
+    const kafka = options.kafka === 'sasl_ssl' ? secureKafka() : undefined
     // The table's data files on Azurite; pyiceberg reads abfs:// through fsspec (integration/participant).
     const storage = azure
       ? `storage:
@@ -166,8 +208,7 @@ export class Fleet {
     await writeFile(
       config,
       `kafka:
-  brokers: [${endpoints().kafka.bootstrap}]
-  groupPrefix: ${uniqueName('floe')}
+${kafka?.yaml ?? `  brokers: [${endpoints().kafka.bootstrap}]\n`}  groupPrefix: ${uniqueName('floe')}
   controlTopic: ${uniqueName('e2e-control')}
   sessionTimeoutMs: ${options.sessionTimeoutMs ?? 30_000}
 catalog:
@@ -203,7 +244,7 @@ log:
   level: info
 `,
     )
-    const fleet = new Fleet(dir, topic, table, config, options)
+    const fleet = new Fleet(dir, topic, table, config, options, kafka)
     t.after(async () => {
       for (const worker of fleet.workers) worker.kill('SIGKILL')
       // A frozen process acts on SIGKILL too; SIGCONT for one that is stopped in a debugger.
@@ -373,6 +414,16 @@ log:
       'a coordinator',
     )
     return found as WorkerProcess
+  }
+
+  /** Every secret of `secrets` found in a worker's whole log (stdout and stderr), by worker id. */
+  secretsLogged(): string[] {
+    const found: string[] = []
+    for (const worker of this.workers) {
+      const log = readFileSync(worker.logFile, 'utf8')
+      if (this.secrets.some((secret) => log.includes(secret))) found.push(worker.id)
+    }
+    return found
   }
 
   /** Resolves once a round has committed since the call (any worker's log says so). */

@@ -1,18 +1,26 @@
 // Apache Kafka 4.x in KRaft mode from Maven Central jars: one combined broker+controller
 // (dynamic quorum, `format --standalone`), or three on one host (static quorum) for tests that
-// kill a broker. Everything listens on 127.0.0.1.
+// kill a broker. Everything listens on 127.0.0.1; with `kafkaSecurity: sasl_ssl` each broker also
+// has a SASL_SSL listener (./kafka-security.ts).
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Admin } from '@platformatic/kafka'
 import { classpath, javaCommand } from './jars.ts'
-import { brokerPorts, paths, type StackOptions, stackSources } from './layout.ts'
+import { scramFormatArgs, secureListenerProperties } from './kafka-security.ts'
+import { brokerPorts, type KafkaSecureEndpoints, paths, type StackOptions, stackSources } from './layout.ts'
 import { type ServiceRecord, startService, waitReady } from './processes.ts'
 
 const log4j = `-Dlog4j2.configurationFile=${join(stackSources, 'kafka', 'log4j2.properties')}`
 
-function serverProperties(options: StackOptions, index: number, dataDir: string): string {
+/** What a broker needs for its SASL_SSL listener: its certificates' folder and the users. */
+interface SecureListener {
+  tlsDir: string
+  users: KafkaSecureEndpoints['users']
+}
+
+function serverProperties(options: StackOptions, index: number, dataDir: string, secure?: SecureListener): string {
   const ports = brokerPorts(options)
   const own = ports[index]
   if (!own) throw new Error(`no broker ${index}`)
@@ -22,15 +30,16 @@ function serverProperties(options: StackOptions, index: number, dataDir: string)
   const quorum = single
     ? `controller.quorum.bootstrap.servers=127.0.0.1:${own.controller}`
     : `controller.quorum.voters=${ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controller}`).join(',')}`
+  const saslSsl = secure ? `,SASL_SSL://127.0.0.1:${options.ports.kafkaSecure + index}` : ''
   return `# Written by integration/stack/kafka.ts for the local test stack.
 process.roles=broker,controller
 node.id=${index + 1}
 ${quorum}
-listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}
-advertised.listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}
+listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}${saslSsl}
+advertised.listeners=PLAINTEXT://127.0.0.1:${own.client},CONTROLLER://127.0.0.1:${own.controller}${saslSsl}
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${secure ? ',SASL_SSL:SASL_SSL' : ''}
 log.dirs=${dataDir}
 num.partitions=1
 default.replication.factor=${replicas}
@@ -50,7 +59,7 @@ transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 num.network.threads=2
 num.io.threads=2
 num.recovery.threads.per.data.dir=1
-`
+${secure ? secureListenerProperties(secure.tlsDir, secure.users) : ''}`
 }
 
 /**
@@ -65,9 +74,18 @@ export function clusterId(): string {
   }
 }
 
-export async function startKafka(options: StackOptions, dir: string): Promise<ServiceRecord[]> {
+/**
+ * Starts the brokers; with `kafkaSecurity: sasl_ssl`, `users` are the SASL users to create and the
+ * certificates must be made (makeCertificates) before.
+ */
+export async function startKafka(
+  options: StackOptions,
+  dir: string,
+  users?: KafkaSecureEndpoints['users'],
+): Promise<ServiceRecord[]> {
   const root = paths(dir).kafka
   rmSync(root, { recursive: true, force: true })
+  const secure = options.kafkaSecurity === 'sasl_ssl' && users ? { tlsDir: paths(dir).tls, users } : undefined
   const id = clusterId()
   const records: ServiceRecord[] = []
   const java = javaCommand()
@@ -76,8 +94,8 @@ export async function startKafka(options: StackOptions, dir: string): Promise<Se
     const nodeDir = join(root, `node${i + 1}`)
     mkdirSync(join(nodeDir, 'data'), { recursive: true })
     const props = join(nodeDir, 'server.properties')
-    writeFileSync(props, serverProperties(options, i, join(nodeDir, 'data')))
-    const format = ['format', `--cluster-id=${id}`, '-c', props]
+    writeFileSync(props, serverProperties(options, i, join(nodeDir, 'data'), secure))
+    const format = ['format', `--cluster-id=${id}`, '-c', props, ...(secure ? scramFormatArgs(secure.users) : [])]
     if (options.brokers === 1) format.push('--standalone')
     execFileSync(java, ['-Xmx256m', log4j, '-cp', cp, 'kafka.tools.StorageTool', ...format], {
       stdio: ['ignore', 'ignore', 'inherit'],

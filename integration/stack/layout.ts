@@ -15,6 +15,8 @@ export function stackDir(): string {
 export interface StackPorts {
   /** First broker's client port; broker i listens on kafka + 2i and its controller on kafka + 2i + 1. */
   kafka: number
+  /** First broker's SASL_SSL port (broker i on kafkaSecure + i), when the stack runs one. */
+  kafkaSecure: number
   rest: number
   azurite: number
 }
@@ -22,12 +24,28 @@ export interface StackPorts {
 export interface StackOptions {
   ports: StackPorts
   brokers: 1 | 3
+  /** `sasl_ssl` adds a SASL_SSL listener to every broker, beside the PLAINTEXT one. */
+  kafkaSecurity: 'plaintext' | 'sasl_ssl'
 }
 
-export const defaultPorts: StackPorts = { kafka: 9092, rest: 8181, azurite: 10000 }
+// The SASL_SSL ports come after the six that three brokers and their controllers take.
+export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000 }
+
+/** How a client reaches the SASL_SSL listener: its brokers, the PEM files, the users. */
+export interface KafkaSecureEndpoints {
+  bootstrap: string
+  brokers: string[]
+  /** The CA that signed the broker's certificate and the client's. */
+  caFile: string
+  /** A CA that signed nothing here: trusting it alone must fail the handshake. */
+  otherCaFile: string
+  certFile: string
+  keyFile: string
+  users: { plain: { username: string; password: string }; scram: { username: string; password: string } }
+}
 
 export interface Endpoints {
-  kafka: { bootstrap: string; brokers: string[] }
+  kafka: { bootstrap: string; brokers: string[]; secure?: KafkaSecureEndpoints }
   rest: { uri: string; warehouse: string; backend: { path: string; name: string } }
   sql: { path: string; name: string; warehouse: string }
   azurite: { connectionString: string; blobEndpoint: string; account: string; accountKey: string; container: string }
@@ -53,6 +71,7 @@ export function paths(dir = stackDir()) {
     logs: join(dir, 'logs'),
     jars: join(dir, 'jars'),
     kafka: join(dir, 'kafka'),
+    tls: join(dir, 'tls'),
     rest: join(dir, 'rest'),
     restCatalog: join(dir, 'rest', 'catalog.db'),
     warehouse: join(dir, 'warehouse'),
@@ -66,12 +85,37 @@ export function paths(dir = stackDir()) {
   }
 }
 
-export function endpointsFor(options: StackOptions, dir = stackDir()): Endpoints {
+export function secureBrokers(options: StackOptions): string[] {
+  return brokerPorts(options).map((_, i) => `127.0.0.1:${options.ports.kafkaSecure + i}`)
+}
+
+export function endpointsFor(
+  options: StackOptions,
+  dir = stackDir(),
+  users?: KafkaSecureEndpoints['users'],
+): Endpoints {
   const p = paths(dir)
   const brokers = brokerPorts(options).map((b) => `127.0.0.1:${b.client}`)
+  const secure = secureBrokers(options)
   const blobEndpoint = `http://127.0.0.1:${options.ports.azurite}/${azuriteAccount}`
   return {
-    kafka: { bootstrap: brokers.join(','), brokers },
+    kafka: {
+      bootstrap: brokers.join(','),
+      brokers,
+      ...(options.kafkaSecurity === 'sasl_ssl' && users
+        ? {
+            secure: {
+              bootstrap: secure.join(','),
+              brokers: secure,
+              caFile: join(p.tls, 'ca.pem'),
+              otherCaFile: join(p.tls, 'other-ca.pem'),
+              certFile: join(p.tls, 'client.pem'),
+              keyFile: join(p.tls, 'client.key'),
+              users,
+            },
+          }
+        : {}),
+    },
     rest: {
       uri: `http://127.0.0.1:${options.ports.rest}`,
       warehouse: `file://${p.warehouse}`,

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { startAzurite } from './azurite.ts'
 import { jarsReady, resolveJars } from './jars.ts'
 import { startKafka } from './kafka.ts'
+import { makeCertificates, newCredentials } from './kafka-security.ts'
 import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, stackDir } from './layout.ts'
 import { running, type ServiceRecord, services, stopService } from './processes.ts'
 import { pythonReady, setupPython } from './python.ts'
@@ -21,6 +22,11 @@ commands:
 options (up):
   --brokers N        1 (default) or 3 Kafka brokers
   --kafka-port P     first broker's port (default 9092, env FLOE_STACK_KAFKA_PORT)
+  --kafka-security S plaintext (default) or sasl_ssl (env FLOE_STACK_KAFKA_SECURITY): sasl_ssl adds a
+                     SASL_SSL listener to each broker (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER; client
+                     certificates required), certificates made with keytool in .stack/tls/
+  --kafka-secure-port P  first broker's SASL_SSL port (default the Kafka port + 6,
+                     env FLOE_STACK_KAFKA_SECURE_PORT)
   --rest-port P      REST catalog port (default 8181, env FLOE_STACK_REST_PORT)
   --azurite-port P   Azurite blob port (default 10000, env FLOE_STACK_AZURITE_PORT)
 
@@ -43,10 +49,21 @@ class UsageError extends Error {}
 function options(values: Record<string, string | boolean | undefined>): StackOptions {
   const brokers = Number(values.brokers ?? 1)
   if (brokers !== 1 && brokers !== 3) throw new UsageError('--brokers takes 1 or 3')
+  const kafkaSecurity = values['kafka-security'] ?? process.env.FLOE_STACK_KAFKA_SECURITY ?? 'plaintext'
+  if (kafkaSecurity !== 'plaintext' && kafkaSecurity !== 'sasl_ssl')
+    throw new UsageError('--kafka-security takes plaintext or sasl_ssl')
+  const kafka = port(values['kafka-port'] as string | undefined, 'FLOE_STACK_KAFKA_PORT', defaultPorts.kafka)
+  const secureFlag = values['kafka-secure-port'] as string | undefined
   return {
     brokers,
+    kafkaSecurity,
     ports: {
-      kafka: port(values['kafka-port'] as string | undefined, 'FLOE_STACK_KAFKA_PORT', defaultPorts.kafka),
+      kafka,
+      kafkaSecure: port(
+        secureFlag,
+        'FLOE_STACK_KAFKA_SECURE_PORT',
+        kafka + defaultPorts.kafkaSecure - defaultPorts.kafka,
+      ),
       rest: port(values['rest-port'] as string | undefined, 'FLOE_STACK_REST_PORT', defaultPorts.rest),
       azurite: port(values['azurite-port'] as string | undefined, 'FLOE_STACK_AZURITE_PORT', defaultPorts.azurite),
     },
@@ -100,6 +117,13 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
   if (!jarsReady('kafka', dir) || !jarsReady('iceberg-rest', dir) || !pythonReady(dir)) await setup(dir)
   mkdirSync(paths(dir).logs, { recursive: true })
   const started: ServiceRecord[] = []
+  const users = opts.kafkaSecurity === 'sasl_ssl' ? newCredentials() : undefined
+  if (users) {
+    // Before the servers start: keytool runs synchronously and would starve their readiness probes.
+    const t = performance.now()
+    makeCertificates(dir)
+    console.log(`kafka certificates ready in ${seconds(t)}`)
+  }
   const timed = async <T extends ServiceRecord | ServiceRecord[]>(name: string, start: Promise<T>): Promise<T> => {
     const t = performance.now()
     const result = await start
@@ -112,21 +136,21 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     await Promise.all([
       timed('azurite', startAzurite(opts, dir)),
       timed('iceberg rest catalog', startRestCatalog(opts, dir)),
-      timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir)),
+      timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
     ])
   } catch (error) {
     await down(dir)
     throw error
   }
   mkdirSync(paths(dir).logs, { recursive: true })
-  const endpoints: Written = { ...endpointsFor(opts, dir), options: opts }
+  const endpoints: Written = { ...endpointsFor(opts, dir, users), options: opts }
   writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
   console.log(`stack up in ${seconds(t0)}`)
   printEndpoints(endpoints)
 }
 
 function printEndpoints(e: Endpoints): void {
-  console.log(`  kafka         ${e.kafka.bootstrap}
+  console.log(`  kafka         ${e.kafka.bootstrap}${e.kafka.secure ? `  (SASL_SSL ${e.kafka.secure.bootstrap})` : ''}
   rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
   azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})
@@ -160,6 +184,8 @@ async function main(): Promise<number> {
     options: {
       brokers: { type: 'string' },
       'kafka-port': { type: 'string' },
+      'kafka-security': { type: 'string' },
+      'kafka-secure-port': { type: 'string' },
       'rest-port': { type: 'string' },
       'azurite-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },

@@ -2,5 +2,6 @@
 // typed settings. Files not re-exported here are internal to shared/config.
 export { type ColumnType, parseColumnType } from './column-types.ts'
 export type { BadRecordsChoice, DatasetConfig } from './datasets.ts'
+export type { KafkaConfig, KafkaSaslSettings, KafkaTlsSettings } from './kafka-security.ts'
 export { applyEnvironment, type FloeConfig, loadConfig, parseConfig, redact } from './load.ts'
 export type { StorageConfig } from './schema.ts'

@@ -5,9 +5,12 @@ import { parseDocument } from 'yaml'
 import type { z } from 'zod'
 import { FloeError } from '../errors.ts'
 import { type DatasetConfig, resolveDataset } from './datasets.ts'
+import { type KafkaConfig, refuseWrittenSecrets, resolveKafka } from './kafka-security.ts'
 import { configSchema, type RawConfig } from './schema.ts'
 
-export interface FloeConfig extends Omit<RawConfig, 'datasets'> {
+export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka'> {
+  /** With the PEM and secret files it names read. */
+  kafka: KafkaConfig
   datasets: DatasetConfig[]
   /** Where the configuration came from, for logs. */
   source: string
@@ -54,7 +57,9 @@ export function applyEnvironment(tree: Record<string, unknown>, env: NodeJS.Proc
         ;(node as Record<string | number, unknown>)[key] = value
       } else {
         const child = (node as Record<string | number, unknown>)[key]
-        if (child === undefined || child === null) (node as Record<string | number, unknown>)[key] = {}
+        // `ssl: true` in the file and FLOE_KAFKA__SSL__CA_PEM in the environment: TLS with that CA.
+        if (child === undefined || child === null || child === true)
+          (node as Record<string | number, unknown>)[key] = {}
         node = (node as Record<string | number, unknown>)[key] as Tree
         if (typeof node !== 'object') throw new FloeError('CONFIG_INVALID', `${name}: ${segment} is not a section`)
       }
@@ -107,6 +112,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   const tree = (document.toJS() ?? {}) as Record<string, unknown>
   if (typeof tree !== 'object' || Array.isArray(tree))
     throw new FloeError('CONFIG_INVALID', `${source}: expected a YAML mapping`)
+  refuseWrittenSecrets(tree, source)
   applyEnvironment(tree, env)
   const parsed = configSchema.safeParse(tree)
   if (!parsed.success) {
@@ -128,7 +134,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
       throw error
     }
   })
-  return { ...parsed.data, datasets, source }
+  return { ...parsed.data, kafka: resolveKafka(parsed.data.kafka, source), datasets, source }
 }
 
 /** Loads the file named by `path`, or by FLOE_CONFIG. */
@@ -145,11 +151,17 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return parseConfig(text, file, env)
 }
 
-const secretKeys = /^(password|secret|token|connectionString|accountKey)$/i
+const secretKeys = /^(password|secret|clientSecret|token|connectionString|accountKey|key|keyPem)$/i
 
-/** The configuration with every secret replaced, for logs and `floe validate`. */
+/**
+ * The configuration with every secret replaced, for logs and `floe validate`. A PEM (a CA, a
+ * certificate) is shortened to its kind whatever its key: a private key under a name not listed
+ * here still never reaches a log.
+ */
 export function redact(value: unknown, key = ''): unknown {
   if (typeof value === 'string' && secretKeys.test(key)) return '***'
+  if (typeof value === 'string' && value.startsWith('-----BEGIN '))
+    return `(${value.slice(11, value.indexOf('-----', 11))} PEM)`
   if (Array.isArray(value)) return value.map((v) => redact(v))
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]))

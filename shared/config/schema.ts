@@ -27,21 +27,78 @@ const boolean = () => z.preprocess(boolish, z.boolean())
 const positive = z.preprocess(numeric, z.number().positive())
 const positiveInt = z.preprocess(numeric, z.number().int().positive())
 
+// A secret is read from a file the configuration names, or from the environment (the key's FLOE_*
+// override); load.ts refuses one written in the YAML itself.
+const secret = z.string().min(1)
+
+/** PLAIN and SCRAM: a user and its password (`password` from FLOE_KAFKA__SASL__PASSWORD, or `passwordFile`). */
+const kafkaPasswordSaslSchema = z
+  .object({
+    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    username: z.string().min(1),
+    password: secret.optional(),
+    passwordFile: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((sasl) => (sasl.password === undefined) !== (sasl.passwordFile === undefined), {
+    error: 'set one of passwordFile or FLOE_KAFKA__SASL__PASSWORD',
+    path: ['password'],
+  })
+
+/**
+ * OAUTHBEARER: a token from an OAuth 2 token endpoint by the client-credentials grant (the client
+ * secret from FLOE_KAFKA__SASL__CLIENT_SECRET, or `clientSecretFile`), fetched again before it expires.
+ */
+const kafkaOauthSaslSchema = z
+  .object({
+    mechanism: z.literal('oauthbearer'),
+    tokenEndpointUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+    clientId: z.string().min(1),
+    clientSecret: secret.optional(),
+    clientSecretFile: z.string().min(1).optional(),
+    scope: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((sasl) => (sasl.clientSecret === undefined) !== (sasl.clientSecretFile === undefined), {
+    error: 'set one of clientSecretFile or FLOE_KAFKA__SASL__CLIENT_SECRET',
+    path: ['clientSecret'],
+  })
+
+export const kafkaSaslSchema = z.discriminatedUnion('mechanism', [kafkaPasswordSaslSchema, kafkaOauthSaslSchema])
+
+/**
+ * TLS with the brokers. Each PEM comes from a file (`caFile`, `certFile`, `keyFile`) or from the
+ * environment (FLOE_KAFKA__SSL__CA_PEM, __CERT_PEM, __KEY_PEM). Without a CA the system's are trusted.
+ */
+export const kafkaTlsSchema = z
+  .object({
+    caFile: z.string().min(1).optional(),
+    caPem: z.string().min(1).optional(),
+    certFile: z.string().min(1).optional(),
+    certPem: z.string().min(1).optional(),
+    keyFile: z.string().min(1).optional(),
+    keyPem: secret.optional(),
+    /** Whether the broker's certificate must name the host connected to. Off only for a broker behind an address its certificate does not name. */
+    verifyHostname: boolean().default(true),
+  })
+  .strict()
+  .refine((tls) => !(tls.caFile && tls.caPem), { error: 'set caFile or caPem, not both', path: ['caPem'] })
+  .refine((tls) => !(tls.certFile && tls.certPem), { error: 'set certFile or certPem, not both', path: ['certPem'] })
+  .refine((tls) => !(tls.keyFile && tls.keyPem), { error: 'set keyFile or keyPem, not both', path: ['keyPem'] })
+  .refine((tls) => Boolean(tls.certFile || tls.certPem) === Boolean(tls.keyFile || tls.keyPem), {
+    error: 'a client certificate needs its key, and a key its certificate',
+    path: ['keyFile'],
+  })
+
 export const kafkaSchema = z
   .object({
     brokers: list(hostPort).pipe(z.array(hostPort).min(1, 'name at least one broker')),
     clientId: z.string().min(1).default('floe'),
     groupPrefix: z.string().min(1).default('floe'),
     controlTopic: z.string().min(1).default('floe-control'),
-    sasl: z
-      .object({
-        mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
-        username: z.string().min(1),
-        password: z.string().min(1, 'set it with FLOE_KAFKA__SASL__PASSWORD'),
-      })
-      .strict()
-      .optional(),
-    ssl: boolean().default(false),
+    sasl: kafkaSaslSchema.optional(),
+    /** TLS to the brokers: `true` trusts the system's CAs, a section names the CA and client certificate. */
+    ssl: z.union([boolean(), kafkaTlsSchema]).default(false),
     /** Where a partition the table has never seen starts when the group has no committed offset. */
     autoOffsetReset: z.enum(['earliest', 'latest']).default('earliest'),
     /**
@@ -181,6 +238,7 @@ export const configSchema = z
   .strict()
 
 export type FloeConfigInput = z.input<typeof configSchema>
+export type RawKafkaConfig = z.output<typeof kafkaSchema>
 export type RawConfig = z.output<typeof configSchema>
 export type RawDataset = z.output<typeof datasetSchema>
 export type StorageConfig = z.output<typeof storageBackendSchema>
