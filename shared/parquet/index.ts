@@ -6,12 +6,8 @@
 // internal to shared/parquet.
 export type { BloomFilterColumn } from './bloom.ts'
 export type { DataFileCodec } from './codecs.ts'
-export {
-  type DataFileWriter,
-  type DataFileWriterOptions,
-  type OpenDataFileOptions,
-  openDataFile,
-} from './data-file-writer.ts'
+export type { DataFileWriter, DataFileWriterOptions, OpenDataFileOptions } from './data-file.ts'
+export { openDataFile } from './data-file-writer.ts'
 export { EncoderPool, type EncoderPoolOptions, type RowGroupEncoders } from './encoder-pool.ts'
 export { primitiveFieldTypes, toDataFile } from './iceberg-data-file.ts'
 export type { BloomFilterLocation, DataFileMetrics, MetricsConfig, MetricsMode } from './metrics.ts'

@@ -16,7 +16,8 @@ import {
   type StructValue,
 } from '../iceberg/index.ts'
 import { compareUtf8 } from './bounds.ts'
-import { type OpenDataFileOptions, openDataFile } from './data-file-writer.ts'
+import type { OpenDataFileOptions } from './data-file.ts'
+import { openDataFile } from './data-file-writer.ts'
 import type { DataFileMetrics } from './metrics.ts'
 
 // the local stack's venv (integration/stack), which has pyarrow, pyiceberg and duckdb
