@@ -1,10 +1,10 @@
 // One Parquet data file of an Iceberg table, written row group by row group (the contract is
-// data-file.ts). Rows are buffered
-// per top-level column until the row-group target (rows or estimated bytes) is reached; then the
-// group is encoded by hyparquet-writer (row-group-encoder.ts), handed to the sink and the buffer
-// starts over, so memory holds at most one row group of rows plus its encoded bytes. With encoder
-// threads (encoder-pool.ts) the group is encoded on one while the next fills: one more group, in
-// flight, at most. Metrics come from the column-chunk statistics written to the footer anyway
+// data-file.ts). Rows are buffered per top-level column until the row-group target (rows or
+// estimated bytes) is reached; then the group is encoded by hyparquet-writer
+// (row-group-encoder.ts), handed to the sink and the buffer starts over, so memory holds at most
+// one row group of rows plus its encoded bytes. With encoder threads (encoder-pool.ts) the group
+// is encoded on one while the next fills: one more group, in flight, at most. Metrics come from
+// the column-chunk statistics written to the footer anyway
 // (statistics.ts for top-level columns, hyparquet-writer for nested ones; see metrics.ts), so
 // nothing is read back.
 //
