@@ -36,6 +36,11 @@ export interface FleetOptions {
    * certificate, the password from the environment. The test's own producer stays on PLAINTEXT.
    */
   kafka?: 'plaintext' | 'sasl_ssl'
+  /**
+   * The dataset's customMapping, schema and partitionSpec (YAML at the dataset's indentation) in
+   * place of the default five columns; `produce` then needs an `event` that fits them.
+   */
+  dataset?: string
 }
 
 /** The `kafka:` lines that reach the SASL_SSL listener, and the secrets a worker must never print. */
@@ -61,6 +66,21 @@ function secureKafka(): { yaml: string; env: NodeJS.ProcessEnv; secrets: string[
     ],
   }
 }
+
+const defaultDataset = `    customMapping:
+      id: id
+      ts: ts
+      user_id: user.id
+      kind: kind
+      amount: amount
+    schema:
+      id: string not null
+      ts: timestamptz
+      user_id: long
+      kind: string
+      amount: double
+    partitionSpec: [day(ts)]
+`
 
 export class WorkerProcess {
   readonly id: string
@@ -225,20 +245,7 @@ datasets:
   - name: events
     topic: ${topic}
     table: ${table}
-    customMapping:
-      id: id
-      ts: ts
-      user_id: user.id
-      kind: kind
-      amount: amount
-    schema:
-      id: string not null
-      ts: timestamptz
-      user_id: long
-      kind: string
-      amount: double
-    partitionSpec: [day(ts)]
-    dlqTopic: ${topic}-dlq
+${options.dataset ?? defaultDataset}    dlqTopic: ${topic}-dlq
 ${tableProperties}${options.extraConfig ?? ''}
 log:
   level: info
@@ -288,11 +295,12 @@ log:
   /**
    * Produces `count` events with new unique ids, spread over the partitions by key or all to
    * `partition`; with `badEvery`, every so many of them is a malformed JSON event instead
-   * (dead-letter material). Returns the good ids produced.
+   * (dead-letter material); `event` makes the event of an id (its index among all good ids), for a
+   * fleet made with `dataset`. Returns the good ids produced.
    */
   async produce(
     count: number,
-    options: { batch?: number; badEvery?: number; partition?: number } = {},
+    options: { batch?: number; badEvery?: number; partition?: number; event?: (id: string, i: number) => unknown } = {},
   ): Promise<string[]> {
     const batch = options.batch ?? 500
     const partition = options.partition === undefined ? {} : { partition: options.partition }
@@ -310,7 +318,7 @@ log:
           }
           const id = `${this.topic}-${this.ids.length}`
           this.ids.push(id)
-          const event = {
+          const event = options.event?.(id, this.ids.length - 1) ?? {
             id,
             ts: new Date(Date.UTC(2026, 10, 28 + (i % 3))).toISOString(),
             user: { id: i },

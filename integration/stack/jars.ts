@@ -9,7 +9,7 @@ import { paths, stackSources } from './layout.ts'
 
 const dependencyPlugin = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1'
 
-export type JavaPart = 'kafka' | 'iceberg-rest'
+export type JavaPart = 'kafka' | 'iceberg-rest' | 'spark'
 
 export function jarDir(part: JavaPart, dir: string): string {
   return join(paths(dir).jars, part)

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { startAzurite } from './azurite.ts'
+import { setupInterop } from './interop.ts'
 import { jarsReady, resolveJars } from './jars.ts'
 import { startKafka } from './kafka.ts'
 import { makeCertificates, newCredentials } from './kafka-security.ts'
@@ -14,7 +15,9 @@ import { startRestCatalog } from './rest-catalog.ts'
 const usage = `usage: npm run stack -- <command> [options]
 
 commands:
-  setup    resolve the Kafka and Iceberg jars from Maven and create the pyiceberg venv (idempotent)
+  setup    resolve the Kafka and Iceberg jars from Maven and create the pyiceberg venv (idempotent);
+           with --interop also Spark (pyspark into the venv, Iceberg's Spark runtime jar) for
+           npm run test:interop
   up       start Kafka, the Iceberg REST catalog and Azurite on 127.0.0.1; write .stack/endpoints.json
   down     stop exactly what up started, by pid
   status   show what runs and where
@@ -79,7 +82,7 @@ function seconds(since: number): string {
   return `${((performance.now() - since) / 1000).toFixed(1)} s`
 }
 
-async function setup(dir: string): Promise<void> {
+async function setup(dir: string, interop = false): Promise<void> {
   mkdirSync(dir, { recursive: true })
   for (const part of ['kafka', 'iceberg-rest'] as const) {
     const t = performance.now()
@@ -89,6 +92,11 @@ async function setup(dir: string): Promise<void> {
   const t = performance.now()
   const ran = setupPython(dir)
   console.log(`pyiceberg venv ${ran ? `created in ${seconds(t)}` : 'already up to date'}`)
+  if (!interop) return
+  const ti = performance.now()
+  const did = setupInterop(dir)
+  const what = [did.jars && 'the Iceberg Spark runtime jar', did.pyspark && 'pyspark'].filter(Boolean).join(' and ')
+  console.log(`spark ${what ? `(${what}) installed in ${seconds(ti)}` : 'already installed'}`)
 }
 
 function readWritten(dir: string): Written | undefined {
@@ -188,6 +196,7 @@ async function main(): Promise<number> {
       'kafka-secure-port': { type: 'string' },
       'rest-port': { type: 'string' },
       'azurite-port': { type: 'string' },
+      interop: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -199,7 +208,7 @@ async function main(): Promise<number> {
   }
   switch (command) {
     case 'setup':
-      await setup(dir)
+      await setup(dir, values.interop === true)
       return 0
     case 'up':
       await up(dir, options(values))
