@@ -75,8 +75,8 @@ export function planRewind(
         `partition ${partition} of ${topic}: offset ${wanted} is ahead of the table's ${from}; a rewind only moves back (forward would skip records)`,
       )
     }
-    // bigint: Math.min does not take them
-    const to = wanted <= from ? wanted : from
+    let to = wanted
+    if (to > from) to = from
     const logStart = bounds.logStart.get(partition) ?? 0n
     if (to < logStart) {
       throw refuse(
