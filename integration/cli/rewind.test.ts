@@ -1,0 +1,138 @@
+// `floe rewind` on the real stack, as docs/operations.md tells an operator to use it: a fleet
+// ingests, is stopped, one partition is rewound to an offset in the middle (and later every
+// partition to a time in the middle), the fleet starts again, and pyiceberg finds exactly the
+// rewound range a second time, once, and every other record once. While a worker runs, the
+// command refuses in one line and writes nothing.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { datasetGroup } from '../../cli/servers.ts'
+import { loadConfig } from '../../shared/config/index.ts'
+import { KafkaAdmin } from '../../shared/kafka/index.ts'
+import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
+import { endpoints } from '../harness.ts'
+
+const run = promisify(execFile)
+const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
+const readRows = join(import.meta.dirname, '..', 'iceberg', 'read_rows.py')
+
+async function floeRewind(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(floe, ['rewind', ...args])
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+/** How often pyiceberg finds each id in the table. */
+async function idCounts(table: string): Promise<Map<string, number>> {
+  const { stdout } = await run(endpoints().python, [readRows, '--uri', endpoints().rest.uri, table], {
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  const counts = new Map<string, number>()
+  for (const row of JSON.parse(stdout) as { id: string }[]) counts.set(row.id, (counts.get(row.id) ?? 0) + 1)
+  return counts
+}
+
+/** Ids whose count differs from the expected one, for the failure message. */
+function mismatches(counts: ReadonlyMap<string, number>, expected: ReadonlyMap<string, number>): string[] {
+  const ids = new Set([...counts.keys(), ...expected.keys()])
+  return [...ids].filter((id) => (counts.get(id) ?? 0) !== (expected.get(id) ?? 0))
+}
+
+/**
+ * Waits until the table holds each id as often as `expected` says, then lets three commit
+ * intervals pass and reads again: a late duplicate lands in that time and is seen.
+ */
+async function assertCounts(fleet: Fleet, expected: ReadonlyMap<string, number>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let wrong: string[] = ['not read yet']
+  while (Date.now() < deadline) {
+    // The first worker creates the table: until then there is nothing to read.
+    const counts = await idCounts(fleet.table).catch(() => undefined)
+    wrong = counts ? mismatches(counts, expected) : ['the table is not there yet']
+    if (wrong.length === 0) break
+    await sleep(2000)
+  }
+  assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} id(s) not as often as expected`)
+  await sleep(3 * fleet.commitIntervalMs)
+  const settled = mismatches(await idCounts(fleet.table), expected)
+  assert.deepEqual(settled.slice(0, 10), [], `after settling, ${settled.length} id(s) not as often as expected`)
+}
+
+/** A worker stopped as Kubernetes stops a pod (SIGTERM, drain), and its group membership gone. */
+async function stop(worker: WorkerProcess, group: string): Promise<void> {
+  worker.kill('SIGTERM')
+  assert.equal(await worker.exited, 0, `worker ${worker.id} drained and exited cleanly`)
+  const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'it-rewind' })
+  try {
+    for (let i = 0; i < 60 && (await admin.groupMembers(group)).length > 0; i++) await sleep(1000)
+  } finally {
+    await admin.close()
+  }
+}
+
+test('floe rewind makes a stopped fleet read exactly the rewound range again, once, and refuses while a worker runs', async (t) => {
+  const fleet = await Fleet.create(t, { partitions: 2 })
+  const group = datasetGroup(loadConfig(fleet.config), 'events')
+  const config = ['--config', fleet.config, '--dataset', 'events']
+  // Partition 0: 200 events. Partition 1: 100 events, then (after `middle`) 100 more.
+  const p0 = await fleet.produce(200, { partition: 0 })
+  const p1early = await fleet.produce(100, { partition: 1 })
+  await sleep(1500)
+  const middle = new Date().toISOString()
+  await sleep(1500)
+  const p1late = await fleet.produce(100, { partition: 1 })
+  const expected = new Map(fleet.ids.map((id) => [id, 1]))
+
+  let worker = await fleet.start('w1')
+  await assertCounts(fleet, expected, 180_000)
+
+  const refused = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`])
+  assert.equal(refused.code, 1, refused.stderr)
+  assert.equal(refused.stdout, '')
+  assert.match(
+    refused.stderr,
+    new RegExp(
+      `^floe rewind: refused: dataset events has 1 worker\\(s\\) running \\(consumer group ${group} has active members: .*\\); stop them first\\n$`,
+    ),
+  )
+
+  await stop(worker, group)
+  const dry = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`, '--dry-run'])
+  assert.equal(dry.code, 0, dry.stderr)
+  assert.match(dry.stdout, /^dry run: would rewind dataset events/)
+  assert.match(dry.stdout, new RegExp(`${fleet.topic} partition 0: 200 -> 80 \\(120 record\\(s\\) read again\\)`))
+  assert.match(
+    dry.stdout,
+    new RegExp(`would write floe\\.offsets\\.${group} = \\{"${fleet.topic}":\\{"0":80,"1":200\\}\\}`),
+  )
+
+  const rewound = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`])
+  assert.equal(rewound.code, 0, rewound.stderr)
+  assert.match(rewound.stdout, /^rewound dataset events \(table .*\) to the given offsets in snapshot \d+:/)
+  assert.match(rewound.stdout, /consumer group .* moved too/)
+  for (const id of p0.slice(80)) expected.set(id, 2)
+
+  worker = await fleet.restart(worker)
+  await assertCounts(fleet, expected, 180_000)
+
+  // Every partition to a time in the middle: partition 1 reads its late half again; partition 0
+  // has no record that late and stays where it is.
+  await stop(worker, group)
+  const byTime = await floeRewind([...config, '--to-timestamp', middle])
+  assert.equal(byTime.code, 0, byTime.stderr)
+  assert.match(byTime.stdout, new RegExp(`${fleet.topic} partition 0: 200 -> 200 \\(unchanged\\)`))
+  assert.match(byTime.stdout, new RegExp(`${fleet.topic} partition 1: 200 -> 100 \\(100 record\\(s\\) read again\\)`))
+  for (const id of p1late) expected.set(id, 2)
+
+  worker = await fleet.restart(worker)
+  await assertCounts(fleet, expected, 180_000)
+  assert.equal(p1early.length + p1late.length + p0.length, expected.size)
+  await stop(worker, group)
+})
