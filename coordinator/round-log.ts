@@ -47,6 +47,7 @@ export class RoundLog {
       case 'round.completed': {
         const fields = completedRoundFields(dataset, this.#report, event)
         metrics.rounds.inc({ ...this.#labels, outcome: event.outcome.kind })
+        if (this.#report.partial) metrics.roundsTimedOut.inc(this.#labels)
         for (const { phase, seconds } of phaseSeconds(event.phases)) {
           metrics.roundPhaseSeconds.observe({ ...this.#labels, phase }, seconds)
         }

@@ -135,6 +135,11 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset', 'partition'],
       registers,
     }),
+    workerReady: new Gauge({
+      name: 'floe_worker_ready',
+      help: '1 while the worker is ready as /readyz says (consuming, or deliberately idle), else 0',
+      registers,
+    }),
     // commit rounds
     coordinatorActive: new Gauge({
       name: 'floe_coordinator_active',
@@ -146,6 +151,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       name: 'floe_rounds_total',
       help: 'Commit rounds by outcome',
       labelNames: ['dataset', 'outcome'],
+      registers,
+    }),
+    roundsTimedOut: new Counter({
+      name: 'floe_rounds_timed_out_total',
+      help: 'Commit rounds the commit timeout cut short (they commit only the partitions that answered)',
+      labelNames: ['dataset'],
       registers,
     }),
     roundPhaseSeconds: new Histogram({
