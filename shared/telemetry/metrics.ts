@@ -172,6 +172,18 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset'],
       registers,
     }),
+    dataFilesCommitted: new Counter({
+      name: 'floe_data_files_committed_total',
+      help: 'Data files committed to the table (per commit: divide by floe_rounds_total{outcome="committed"})',
+      labelNames: ['dataset'],
+      registers,
+    }),
+    dataBytesCommitted: new Counter({
+      name: 'floe_data_bytes_committed_total',
+      help: 'Bytes of the data files committed to the table',
+      labelNames: ['dataset'],
+      registers,
+    }),
     commitVisibilitySeconds: new Histogram({
       name: 'floe_commit_visibility_seconds',
       help: 'From the Kafka record timestamp to the commit that made it visible (oldest record of each committed range)',
