@@ -77,7 +77,7 @@ test('every metric the rules and the dashboard use is one Floe exports', async (
   const exported = new Set<string>()
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     exported.add(metric.name)
-    if (metric.type === 'histogram')
+    if (String(metric.type) === 'histogram')
       for (const suffix of ['_bucket', '_sum', '_count']) exported.add(metric.name + suffix)
   }
   const used = new Set([
