@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseInvocation } from './main.ts'
-import { offsetsAtTime, planRewind, type TopicBounds } from './rewind.ts'
+import { offsetsAtTime, planRewind, runRewind, type TopicBounds } from './rewind.ts'
 import { parseRewindArguments } from './rewind-args.ts'
 
 describe('floe rewind: the command line', () => {
@@ -191,5 +191,17 @@ describe('floe rewind: the plan', () => {
         [1, 1000n],
       ]),
     )
+  })
+})
+
+describe('floe rewind: what it prints before reaching any server', () => {
+  test('bad arguments: one line naming the problem, the usage, exit 2', async () => {
+    let stderr = ''
+    const code = await runRewind(parseRewindArguments(['rewind', '--to-offset', 't:0=1']), {
+      stdout: { write: () => true },
+      stderr: { write: (text: string) => (stderr += text) },
+    })
+    assert.equal(code, 2)
+    assert.match(stderr, /^floe rewind: --dataset is required\nusage: floe rewind --config FILE --dataset NAME/)
   })
 })

@@ -184,9 +184,10 @@ async function rewind(
       }
     })
     const current = findProgress(metadata, group).progress
-    const tablePartitions = [...(current.get(topic)?.keys() ?? [])]
     const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
     if (partitionCount === undefined) throw refuse(`topic ${topic} does not exist`)
+    // A partition past the topic's count would be refused by the plan; a time asks only for the others.
+    const tablePartitions = [...(current.get(topic)?.keys() ?? [])].filter((p) => p < partitionCount)
     const all = Array.from({ length: partitionCount }, (_, p) => p)
     const [logStart, logEnd] = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
       Promise.all([admin.startOffsets(topic, all), admin.endOffsets(topic, all)]),
@@ -196,10 +197,12 @@ async function rewind(
       target.kind === 'offsets'
         ? new Map(target.partitions.map((p) => [p.partition, p.offset]))
         : offsetsAtTime(
-            tablePartitions.filter((p) => p < partitionCount),
-            await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-              admin.offsetsForTimestamp(topic, tablePartitions, target.ms),
-            ),
+            tablePartitions,
+            tablePartitions.length === 0
+              ? new Map()
+              : await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+                  admin.offsetsForTimestamp(topic, tablePartitions, target.ms),
+                ),
             logEnd,
           )
     const plan = planRewind(
