@@ -39,6 +39,11 @@ test('floe rewind makes a stopped fleet read exactly the rewound range again, on
     ),
   )
 
+  // A dry run reads only: it runs beside a worker, and says a real rewind would be refused.
+  const beside = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`, '--dry-run'])
+  assert.equal(beside.code, 0, beside.stderr)
+  assert.match(beside.stdout, /a real rewind is refused now: dataset events has 1 worker\(s\) running/)
+
   await stop(worker, group)
   const dry = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`, '--dry-run'])
   assert.equal(dry.code, 0, dry.stderr)

@@ -177,4 +177,42 @@ test('the manifests keep what docs/operations.md says of them', async () => {
   assert.equal(trigger.metadata.allowIdleConsumers, 'false')
   assert.ok(scaled.spec.maxReplicaCount >= scaled.spec.minReplicaCount)
   assert.equal(trigger.authenticationRef.name, find(all, 'TriggerAuthentication').metadata.name)
+  // The CRD types a trigger's metadata as a map of strings: its keys are checked here against the
+  // parameters KEDA documents for the Kafka scaler and its TriggerAuthentication (KEDA 2.x docs,
+  // "Apache Kafka" scaler page), written down from that page.
+  const kafkaScalerParameters = [
+    'bootstrapServers',
+    'consumerGroup',
+    'topic',
+    'lagThreshold',
+    'activationLagThreshold',
+    'offsetResetPolicy',
+    'allowIdleConsumers',
+    'scaleToZeroOnInvalidOffset',
+    'excludePersistentLag',
+    'limitToPartitionsWithLag',
+    'partitionLimitation',
+    'version',
+    'sasl',
+    'tls',
+    'unsafeSsl',
+  ]
+  const kafkaAuthParameters = ['sasl', 'username', 'password', 'tls', 'ca', 'cert', 'key', 'keyPassword']
+  assert.deepEqual(
+    Object.keys(trigger.metadata).filter((key) => !kafkaScalerParameters.includes(key)),
+    [],
+  )
+  for (const value of Object.values(trigger.metadata))
+    assert.equal(typeof value, 'string', 'KEDA metadata values are strings')
+  const auth = find(all, 'TriggerAuthentication')
+  assert.deepEqual(
+    auth.spec.secretTargetRef
+      .map((ref: { parameter: string }) => ref.parameter)
+      .filter((p: string) => !kafkaAuthParameters.includes(p)),
+    [],
+  )
+  for (const ref of auth.spec.secretTargetRef) {
+    const secret = secrets.find((s) => s.metadata.name === ref.name)
+    assert.ok(secret?.stringData?.[ref.key] !== undefined, `secret ${ref.name} has ${ref.key}`)
+  }
 })
