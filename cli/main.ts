@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { runObserve } from './observe.ts'
+import { runRewind } from './rewind.ts'
+import { parseRewindArguments } from './rewind-args.ts'
 import { runWorker } from './run.ts'
 import { runStatus } from './status.ts'
 import { runValidate } from './validate.ts'
@@ -18,6 +20,8 @@ commands:
   observe    live, decoded view of the control topic (--json for machines)
   status     per dataset: table offsets vs topic end offsets, last commit
   validate   check the config file and reach every server it names
+  rewind     move a dataset's table offsets back to read a range again (workers stopped):
+             --dataset NAME (--to-offset TOPIC:PARTITION=OFFSET,... | --to-timestamp ISO) [--dry-run]
 
 options:
   -c, --config FILE   the configuration file (default: $FLOE_CONFIG)
@@ -46,6 +50,11 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       version: { type: 'boolean', short: 'v' },
       config: { type: 'string', short: 'c' },
       json: { type: 'boolean' },
+      // rewind's options, known here so that their values are not taken for the command
+      dataset: { type: 'string' },
+      'to-offset': { type: 'string' },
+      'to-timestamp': { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
   })
   if (values.version) return { kind: 'version' }
@@ -77,6 +86,7 @@ export async function main(argv: string[]): Promise<number> {
     setTimeout(() => process.exit(code), 200)
     return code
   }
+  if (command === 'rewind') return runRewind(parseRewindArguments(argv))
   if (command === 'status') return runStatus(configPath, { json })
   if (command === 'observe') return runObserve(configPath, { json })
   console.error(`floe: unknown command '${command}'\n\n${usage}`)

@@ -224,15 +224,18 @@ export class Worker {
     })
     this.#timers.push(setInterval(() => void follower.tick(), 1000))
     this.#timers.push(setInterval(() => this.#perfLine(), 10_000))
+    const readiness = (): { ready: boolean; reason?: string } => {
+      if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
+      if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }
+      const waiting = this.#datasets.filter((d) => !d.participant.ready).map((d) => d.name)
+      return waiting.length ? { ready: false, reason: `joining: ${waiting.join(', ')}` } : { ready: true }
+    }
+    // The same answer as a gauge, for an alert on a worker that stays unready.
+    this.#timers.push(setInterval(() => this.metrics.workerReady.set(readiness().ready ? 1 : 0), 1000))
     this.#endpoints = await serveEndpoints({
       port: config.metrics.port,
       registry: this.metrics.registry,
-      ready: () => {
-        if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
-        if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }
-        const waiting = this.#datasets.filter((d) => !d.participant.ready).map((d) => d.name)
-        return waiting.length ? { ready: false, reason: `joining: ${waiting.join(', ')}` } : { ready: true }
-      },
+      ready: readiness,
     })
     logger.info(
       { worker: this.workerId, datasets: this.#datasets.map((d) => d.name), metricsPort: this.#endpoints.port },

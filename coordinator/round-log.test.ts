@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { createMetrics } from '../shared/telemetry/index.ts'
+import { planCommit } from './commit-content.ts'
 import { RoundLog } from './round-log.ts'
+import { group, tableWith, written } from './test-fixtures.ts'
 
 function harness() {
   const metrics = createMetrics({ defaultMetrics: false })
@@ -13,6 +15,8 @@ function harness() {
   const rounds = async () => (await metrics.rounds.get()).values.map((v) => [v.labels.outcome, v.value])
   return { log, lines, rounds }
 }
+
+const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} }
 
 describe("a coordinator's round log", () => {
   test('a commit whose outcome is unknown is a warning counted as unknown, not a failure', async () => {
@@ -49,5 +53,31 @@ describe("a coordinator's round log", () => {
     const { log, lines } = harness()
     log.emitted({ type: 'coordinator.stopped', reason: 'partition 0 moved', commitId: undefined })
     assert.deepEqual(lines[0]?.fields, { dataset: 'events', reason: 'partition 0 moved', commitId: undefined })
+  })
+
+  test('a committed round counts its records, data files and their bytes, once', async () => {
+    const metrics = createMetrics({ defaultMetrics: false })
+    const log = new RoundLog({ dataset: 'events', logger: silent, metrics, now: () => 10_000 })
+    const statuses = [
+      written(0, 0n, 10n, { files: ['a', 'b'], origin: 'offset-reset' }),
+      written(1, 0n, 10n, { origin: 'offset-reset' }),
+    ]
+    const plan = planCommit(tableWith([]), { group, commitId: 'c1', statuses, partial: false })
+    const output = {
+      kind: 'committed' as const,
+      snapshotId: 1n,
+      plan,
+      attempts: 1,
+      foundAfterUnknownOutcome: false,
+      committedAt: 0,
+    }
+    log.commitOutput(output)
+    log.commitOutput(output)
+    const value = async (counter: { get(): Promise<{ values: { value: number }[] }> }) =>
+      (await counter.get()).values[0]?.value
+    // dataFile(): 10 records, 1010 bytes each
+    assert.equal(await value(metrics.recordsCommitted), 30)
+    assert.equal(await value(metrics.dataFilesCommitted), 3)
+    assert.equal(await value(metrics.dataBytesCommitted), 3030)
   })
 })

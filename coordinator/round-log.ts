@@ -47,6 +47,7 @@ export class RoundLog {
       case 'round.completed': {
         const fields = completedRoundFields(dataset, this.#report, event)
         metrics.rounds.inc({ ...this.#labels, outcome: event.outcome.kind })
+        if (this.#report.partial) metrics.roundsTimedOut.inc(this.#labels)
         for (const { phase, seconds } of phaseSeconds(event.phases)) {
           metrics.roundPhaseSeconds.observe({ ...this.#labels, phase }, seconds)
         }
@@ -120,9 +121,15 @@ export class RoundLog {
     const { accepted, lost } = commit.plan.check
     const { metrics } = this.#o
     let records = 0n
+    let files = 0
+    let bytes = 0n
     const now = this.#o.now()
     for (const partition of accepted) {
-      for (const file of partition.files) records += file.recordCount
+      for (const file of partition.files) {
+        records += file.recordCount
+        files += 1
+        bytes += file.fileSizeInBytes
+      }
       // From the oldest record's Kafka timestamp to the commit that made it visible.
       if (partition.oldestTimestampMs !== undefined) {
         metrics.commitVisibilitySeconds.observe(this.#labels, Math.max(0, now - partition.oldestTimestampMs) / 1000)
@@ -130,6 +137,8 @@ export class RoundLog {
     }
     this.#report = { ...this.#report, recordsCommitted: records }
     metrics.recordsCommitted.inc(this.#labels, Number(records))
+    metrics.dataFilesCommitted.inc(this.#labels, files)
+    metrics.dataBytesCommitted.inc(this.#labels, Number(bytes))
     const lostCount = lost.reduce((sum, l) => sum + l.count, 0n)
     if (lostCount > 0n) metrics.lostRecords.inc(this.#labels, Number(lostCount))
   }

@@ -87,6 +87,40 @@ export class KafkaAdmin {
     return this.#listOffsets(topic, partitions, EARLIEST)
   }
 
+  /**
+   * Per partition, the offset of the first record whose timestamp is at or after `timestampMs`
+   * (the broker's ListOffsets by timestamp); undefined for a partition holding no such record.
+   */
+  async offsetsForTimestamp(
+    topic: string,
+    partitions: number[],
+    timestampMs: number,
+  ): Promise<Map<number, bigint | undefined>> {
+    const found = await this.#listOffsets(topic, partitions, BigInt(timestampMs))
+    const result = new Map<number, bigint | undefined>()
+    // The broker answers -1 when no record is that recent.
+    for (const partition of partitions) {
+      const offset = found.get(partition)
+      result.set(partition, offset === undefined || offset < 0n ? undefined : offset)
+    }
+    return result
+  }
+
+  /** The members of a consumer group now: none for a group that is empty or unknown. */
+  async groupMembers(group: string): Promise<{ memberId: string; clientId: string; clientHost: string }[]> {
+    const described = await this.#admin.describeGroups({ groups: [group] })
+    const members = described.get(group)?.members ?? new Map()
+    return [...members.values()].map((m) => ({ memberId: m.id, clientId: m.clientId, clientHost: m.clientHost }))
+  }
+
+  /** Sets a group's committed offsets (the group must have no members). */
+  async setCommittedOffsets(group: string, topic: string, offsets: PartitionOffsets): Promise<void> {
+    await this.#admin.alterConsumerGroupOffsets({
+      groupId: group,
+      topics: [{ name: topic, partitionOffsets: [...offsets].map(([partition, offset]) => ({ partition, offset })) }],
+    })
+  }
+
   async #listOffsets(topic: string, partitions: number[], timestamp: bigint): Promise<PartitionOffsets> {
     const listed = await this.#admin.listOffsets({
       topics: [{ name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp })) }],

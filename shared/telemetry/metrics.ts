@@ -135,6 +135,11 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset', 'partition'],
       registers,
     }),
+    workerReady: new Gauge({
+      name: 'floe_worker_ready',
+      help: '1 while the worker is ready as /readyz says (consuming, or deliberately idle), else 0',
+      registers,
+    }),
     // commit rounds
     coordinatorActive: new Gauge({
       name: 'floe_coordinator_active',
@@ -148,6 +153,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset', 'outcome'],
       registers,
     }),
+    roundsTimedOut: new Counter({
+      name: 'floe_rounds_timed_out_total',
+      help: 'Commit rounds the commit timeout cut short (they commit only the partitions that answered)',
+      labelNames: ['dataset'],
+      registers,
+    }),
     roundPhaseSeconds: new Histogram({
       name: 'floe_round_phase_seconds',
       help: 'Duration of each phase of a commit round',
@@ -158,6 +169,18 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
     recordsCommitted: new Counter({
       name: 'floe_records_committed_total',
       help: 'Records committed to the table',
+      labelNames: ['dataset'],
+      registers,
+    }),
+    dataFilesCommitted: new Counter({
+      name: 'floe_data_files_committed_total',
+      help: 'Data files committed to the table (per commit: divide by floe_rounds_total{outcome="committed"})',
+      labelNames: ['dataset'],
+      registers,
+    }),
+    dataBytesCommitted: new Counter({
+      name: 'floe_data_bytes_committed_total',
+      help: 'Bytes of the data files committed to the table',
       labelNames: ['dataset'],
       registers,
     }),
