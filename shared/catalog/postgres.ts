@@ -27,9 +27,9 @@ export function formatPostgres(connection: Pick<PostgresConnection, 'host' | 'po
 
 export type PostgresFailureKind = 'refused' | 'unavailable' | 'statement'
 
+/** The SQLSTATE of an error the server sent (a socket error's code, EPIPE say, is no SQLSTATE). */
 function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+  return error instanceof pg.DatabaseError && typeof error.code === 'string' ? error.code : undefined
 }
 
 /**
