@@ -3,41 +3,20 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { isFloeError } from '../errors.ts'
 import { catalogLabel } from './catalog.ts'
 import { parseConfig, redact } from './load.ts'
+import { oneDataset, refusal } from './test-support.ts'
 
 const rest = `
 kafka:
   brokers: [127.0.0.1:9092]
-ingestion:
-  wal:
-    dir: /tmp/floe-wal
-datasets:
-  - name: events
-    topic: events
-    table: analytics.events
-    customMapping: { id: id }
-    schema: { id: string }
-    dlqTopic: events-dlq
-`
+${oneDataset}`
 
 function withCatalog(lines: string): string {
   return `${rest}catalog:\n  type: sql\n  warehouse: file:///lake\n${lines
     .split('\n')
     .map((line) => `  ${line}`)
     .join('\n')}\n`
-}
-
-function refusal(text: string, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    parseConfig(text, 'floe.yaml', env)
-  } catch (error) {
-    assert.ok(isFloeError(error, 'CONFIG_INVALID'), String(error))
-    assert.doesNotMatch(error.message, /\n/, 'one line')
-    return error.message
-  }
-  assert.fail('the configuration was accepted')
 }
 
 let dir: string
