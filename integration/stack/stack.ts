@@ -140,7 +140,9 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
   let postgres: Endpoints['postgres']
   try {
     // In parallel: the two JVMs start slowly and mostly wait on class loading and the quorum.
-    await Promise.all([
+    // allSettled: a server that fails fast must not leave `down` to run while the others are
+    // still starting (they would register after it and be left running).
+    const outcomes = await Promise.allSettled([
       ...(opts.postgres
         ? [
             timed(
@@ -156,6 +158,8 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
       timed('iceberg rest catalog', startRestCatalog(opts, dir)),
       timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
     ])
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected')
+    if (failed) throw failed.reason
   } catch (error) {
     await down(dir)
     throw error
