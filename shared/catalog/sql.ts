@@ -32,10 +32,8 @@ import type { ObjectStorage } from '../storage/index.ts'
 import type { Catalog, CommittedTable, CreateTableOptions, LoadedTable, Namespace, TableIdentifier } from './catalog.ts'
 import { formatTableIdentifier } from './catalog.ts'
 import { formatPostgres, type PostgresConnection, PostgresDatabase } from './postgres.ts'
-import type { SqlDatabase, SqlValue } from './sql-database.ts'
+import type { SqlDatabase, SqlResult, SqlValue } from './sql-database.ts'
 import { SqliteDatabase } from './sqlite.ts'
-
-export type { PostgresConnection } from './postgres.ts'
 
 interface SqlCatalogCommonOptions {
   /** The catalog_name column: pyiceberg's catalog name, Java's catalog name. */
