@@ -50,8 +50,10 @@ export async function reach<T>(
   } catch (error) {
     if (isFloeError(error) && error.details['server'] !== undefined) throw error
     const failure = code === 'KAFKA_UNAVAILABLE' ? kafkaConnectionFailureOf(error) : undefined
+    // A server that refused Floe (CATALOG_REFUSED) stays fatal: asking again cannot succeed.
+    const refused = isFloeError(error) && error.fatal ? error.code : undefined
     throw new FloeError(
-      failure?.kind === 'unreachable' ? code : (failure?.code ?? code),
+      refused ?? (failure?.kind === 'unreachable' ? code : (failure?.code ?? code)),
       `${server}: ${reasonOf(error)}`,
       {
         cause: error,
@@ -91,7 +93,7 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
       }
     : {
         type: 'sql' as const,
-        path: config.catalog.path,
+        ...(config.catalog.postgres ? { postgres: config.catalog.postgres } : { path: config.catalog.path }),
         name: config.catalog.name,
         warehouse: config.catalog.warehouse,
         storage,

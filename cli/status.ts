@@ -3,7 +3,7 @@
 // them — and the last Floe commit with its age. Human table by default, one JSON document with
 // --json. Reads only; a server that cannot be reached is one line naming it, exit 1.
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
-import type { FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
 import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
@@ -79,8 +79,7 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
   const timeoutMs = options.timeoutMs ?? 10_000
   const now = options.now ?? Date.now
   const kafka = `kafka ${config.kafka.brokers.join(',')}`
-  const catalogName =
-    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+  const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const admin = new KafkaAdmin(kafkaConnectionOf(config, 'status', timeoutMs))
   let catalog: Catalog | undefined
   try {

@@ -5,7 +5,7 @@
 // exits non-zero when any check fails, naming the server and the problem (never a stack trace).
 // It changes nothing: a missing table is reported as one the first run creates.
 import { type Catalog, type LoadedTable, openCatalog } from '../shared/catalog/index.ts'
-import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
@@ -52,15 +52,12 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
     checks.push({ what: kafkaCheck, ok: false, detail })
   }
   let catalog: Catalog | undefined
-  await record(
-    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`,
-    async () => {
-      catalog = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () =>
-        openCatalog(catalogConfigOf(config, storageOf(config))),
-      )
-      return `reachable (${catalog.description})`
-    },
-  )
+  await record(`catalog ${catalogLabel(config.catalog)}`, async () => {
+    catalog = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () =>
+      openCatalog(catalogConfigOf(config, storageOf(config))),
+    )
+    return `reachable (${catalog.description})`
+  })
   for (const dataset of config.datasets) {
     if (kafkaOk) {
       await record(`dataset ${dataset.name}: topic ${dataset.topic}`, async () => {

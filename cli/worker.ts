@@ -14,7 +14,7 @@ import {
 import { ControlChannel, type ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import { openCatalog } from '../shared/catalog/index.ts'
-import type { FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
@@ -98,8 +98,7 @@ export class Worker {
     await reach(`kafka ${config.kafka.brokers.join(',')}`, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
       this.#admin!.partitionCount(config.kafka.controlTopic),
     )
-    const catalogName =
-      config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+    const catalogName = `catalog ${catalogLabel(config.catalog)}`
     this.#catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
       openCatalog(catalogConfigOf(config, storage)),
     )

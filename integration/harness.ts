@@ -27,6 +27,18 @@ export function withoutSaslSsl(): string | false {
   }
 }
 
+/**
+ * Why a test of the SQL catalog on PostgreSQL cannot run (a reason for `skip`), or false when the
+ * stack runs PostgreSQL. CI starts the stack with it, and a skip fails CI.
+ */
+export function withoutPostgres(): string | false {
+  try {
+    return endpoints().postgres ? false : 'the stack runs without --postgres'
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
+
 /** A name no other test run uses: topics, namespaces, tables and blob prefixes. */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
@@ -71,7 +83,8 @@ export interface VerifyResult {
 export async function verifyTable(
   table: string,
   options: {
-    catalog?: 'rest' | 'sql'
+    /** `postgres`: pyiceberg's SqlCatalog on the stack's PostgreSQL. */
+    catalog?: 'rest' | 'sql' | 'postgres'
     idsFile?: string
     idColumn?: string
     filter?: string

@@ -4,7 +4,8 @@ pyiceberg is not Floe's code, so a table it reads whole (to_arrow() checks every
 against the schema) is proof that Floe's files and metadata are valid Iceberg.
 
 Usage (through the integration/verify wrapper, which picks the stack's venv):
-  verify TABLE [--catalog rest|sql] [--uri URI] [--sql-path FILE --sql-name NAME]
+  verify TABLE [--catalog rest|sql|postgres] [--uri URI] [--sql-path FILE --sql-name NAME]
+         [--sql-uri postgresql://USER@HOST:PORT/DB]
          [--ids-file FILE --id-column COL] [--filter EXPR] [--rows N]
 
 Prints one JSON object: metadata location, row count (from reading every file, not from the
@@ -45,8 +46,19 @@ def load_catalog(args):
         if not uri:
             raise SystemExit("verify: no REST catalog uri (give --uri or bring the stack up)")
         return pyiceberg_catalog("rest", **{"type": "rest", "uri": uri, **props})
-    path = args.sql_path or known.get("sql", {}).get("path")
     name = args.sql_name or known.get("sql", {}).get("name", "floe")
+    if args.catalog == "postgres" or args.sql_uri:
+        # pyiceberg's own SqlCatalog on PostgreSQL (SQLAlchemy, psycopg2). The password stays out
+        # of the uri and the command line: libpq reads PGPASSWORD (the stack's, unless given).
+        server = known.get("postgres", {})
+        uri = args.sql_uri or server.get("uri")
+        if not uri:
+            raise SystemExit("verify: no PostgreSQL catalog (give --sql-uri or bring the stack up with --postgres)")
+        if "PGPASSWORD" not in os.environ and server.get("password"):
+            os.environ["PGPASSWORD"] = server["password"]
+        uri = uri.replace("postgresql://", "postgresql+psycopg2://", 1).replace("postgres://", "postgresql+psycopg2://", 1)
+        return pyiceberg_catalog(name, **{"type": "sql", "uri": uri, "init_catalog_tables": "false", **props})
+    path = args.sql_path or known.get("sql", {}).get("path")
     if not path:
         raise SystemExit("verify: no SQL catalog file (give --sql-path)")
     return pyiceberg_catalog(
@@ -62,10 +74,11 @@ def read_ids(path):
 def main():
     parser = argparse.ArgumentParser(prog="verify", description=__doc__.splitlines()[0])
     parser.add_argument("table", help="namespace.table")
-    parser.add_argument("--catalog", choices=["rest", "sql"], default="rest")
+    parser.add_argument("--catalog", choices=["rest", "sql", "postgres"], default="rest")
     parser.add_argument("--uri", help="REST catalog uri (default: the stack's)")
     parser.add_argument("--sql-path", help="SQLite file of the SQL catalog (default: the stack's)")
     parser.add_argument("--sql-name", help="catalog name in the SQL catalog (default: the stack's)")
+    parser.add_argument("--sql-uri", help="PostgreSQL SQL catalog, postgresql://USER@HOST:PORT/DB (default: the stack's)")
     parser.add_argument("--ids-file", help="file with one expected id per line")
     parser.add_argument("--id-column", default="id", help="column holding the ids (default: id)")
     parser.add_argument("--filter", help="pyiceberg row filter, e.g. \"kind = 'click'\"")

@@ -20,6 +20,11 @@ export const errorCodes = {
   /** The TLS handshake with a broker failed: an untrusted or wrong certificate on either side. */
   KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
+  /**
+   * The catalog's database answered and refused Floe: a wrong password, an unknown user, a
+   * database that does not exist, no privilege. The same credentials cannot succeed; the worker stops.
+   */
+  CATALOG_REFUSED: { retryable: false, fatal: true },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   // catalog answers
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },

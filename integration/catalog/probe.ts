@@ -52,3 +52,12 @@ export function azuriteLocation(path: string): string {
   const { account, container } = endpoints().azurite
   return `abfs://${container}@${account}.dfs.core.windows.net/${path}`
 }
+
+/** load_catalog properties for a pyiceberg SqlCatalog on the stack's PostgreSQL (SQLAlchemy, psycopg2). */
+export function postgresCatalog(name: string, extra: Record<string, string> = {}): Record<string, string> {
+  const server = endpoints().postgres
+  if (!server) throw new Error('the stack has no PostgreSQL: start it with --postgres')
+  const credentials = `${encodeURIComponent(server.user)}:${encodeURIComponent(server.password)}`
+  const uri = `postgresql+psycopg2://${credentials}@${server.host}:${server.port}/${server.database}`
+  return { name, type: 'sql', uri, ...extra }
+}

@@ -41,6 +41,23 @@ export interface FleetOptions {
    * place of the default five columns; `produce` then needs an `event` that fits them.
    */
   dataset?: string
+  /**
+   * The workers' catalog: the stack's REST catalog (default), or the SQL catalog on the stack's
+   * PostgreSQL (`stack up --postgres`), the password from the environment; pyiceberg then reads
+   * through its own SqlCatalog on the same database.
+   */
+  catalog?: 'rest' | 'postgres'
+}
+
+/** The `catalog:` lines of a worker's floe.yaml, and the environment that gives the password. */
+function catalogSection(catalog: FleetOptions['catalog'], dir: string): { yaml: string; env: NodeJS.ProcessEnv } {
+  if (catalog !== 'postgres') return { yaml: `  type: rest\n  uri: ${endpoints().rest.uri}\n`, env: {} }
+  const server = endpoints().postgres
+  if (!server) throw new Error('the stack has no PostgreSQL: start it with --postgres')
+  return {
+    yaml: `  type: sql\n  uri: ${server.uri}\n  warehouse: file://${join(dir, 'warehouse')}\n`,
+    env: { FLOE_CATALOG__PASSWORD: server.password },
+  }
 }
 
 /** The `kafka:` lines that reach the SASL_SSL listener, and the secrets a worker must never print. */
@@ -172,6 +189,8 @@ export class Fleet {
   readonly badIds: string[] = []
   /** What no worker may ever write to its log: the SASL password and the private key, on SASL_SSL. */
   readonly secrets: string[]
+  /** The catalog pyiceberg reads the table through. */
+  readonly catalog: 'rest' | 'postgres'
   readonly #env: NodeJS.ProcessEnv
   #serial = 0
   readonly #incarnations = new Map<string, number>()
@@ -183,6 +202,7 @@ export class Fleet {
     config: string,
     options: FleetOptions,
     kafka?: { env: NodeJS.ProcessEnv; secrets: string[] },
+    catalogEnv: NodeJS.ProcessEnv = {},
   ) {
     this.dir = dir
     this.topic = topic
@@ -190,9 +210,11 @@ export class Fleet {
     this.config = config
     this.dlqTopic = `${topic}-dlq`
     this.commitIntervalMs = (options.commitIntervalSeconds ?? 2) * 1000
-    this.secrets = kafka?.secrets ?? []
+    this.secrets = [...(kafka?.secrets ?? []), ...Object.values(catalogEnv).filter((v) => v !== undefined)]
+    this.catalog = options.catalog ?? 'rest'
     this.#env = {
       ...kafka?.env,
+      ...catalogEnv,
       ...(options.storage === 'azure'
         ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
         : {}),
@@ -211,6 +233,7 @@ export class Fleet {
     const config = join(dir, 'floe.yaml')
     const azure = options.storage === 'azure'
     const kafka = options.kafka === 'sasl_ssl' ? secureKafka() : undefined
+    const catalog = catalogSection(options.catalog, dir)
     // The table's data files on Azurite; pyiceberg reads abfs:// through fsspec (integration/participant).
     const storage = azure
       ? `storage:
@@ -232,9 +255,7 @@ ${kafka?.yaml ?? `  brokers: [${endpoints().kafka.bootstrap}]\n`}  groupPrefix: 
   controlTopic: ${uniqueName('e2e-control')}
   sessionTimeoutMs: ${options.sessionTimeoutMs ?? 30_000}
 catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-${storage}ingestion:
+${catalog.yaml}${storage}ingestion:
   commitIntervalSeconds: ${options.commitIntervalSeconds ?? 2}
   commitTimeoutSeconds: ${options.commitTimeoutSeconds ?? 5}
   drainTimeoutSeconds: ${options.drainTimeoutSeconds ?? 20}
@@ -251,7 +272,7 @@ log:
   level: info
 `,
     )
-    const fleet = new Fleet(dir, topic, table, config, options, kafka)
+    const fleet = new Fleet(dir, topic, table, config, options, kafka, catalog.env)
     t.after(async () => {
       for (const worker of fleet.workers) worker.kill('SIGKILL')
       // A frozen process acts on SIGKILL too; SIGCONT for one that is stopped in a debugger.
@@ -359,7 +380,7 @@ log:
     const deadline = Date.now() + timeoutMs
     let last: VerifyResult | undefined
     while (Date.now() < deadline) {
-      last = await verifyTable(this.table, { idsFile, idColumn: 'id' }).catch(
+      last = await verifyTable(this.table, { idsFile, idColumn: 'id', catalog: this.catalog }).catch(
         (error: unknown) => ({ error: String(error) }) as VerifyResult,
       )
       if (!last.error && last.ids && last.ids.found >= this.ids.length && last.ids.missing === 0) return last

@@ -4,7 +4,8 @@
 // (a broker restart, not a fresh cluster). Only services the stack started are signalled.
 import { existsSync, readFileSync } from 'node:fs'
 import { brokerName, launchBroker, waitBrokerReady } from './kafka.ts'
-import { paths, type StackOptions, stackDir } from './layout.ts'
+import { type Endpoints, paths, type StackOptions, stackDir } from './layout.ts'
+import { launchPostgres, waitPostgresReady } from './postgres.ts'
 import { freeze, killService, stopService, thaw } from './processes.ts'
 
 /** Stops `name` (e.g. `kafka`, `iceberg-rest`, `azurite`) where it is, with SIGSTOP of its process group. */
@@ -17,12 +18,16 @@ export function thawService(name: string, dir = stackDir()): void {
   thaw(name, dir)
 }
 
-function stackOptions(dir: string): StackOptions {
+function written(dir: string): Partial<Endpoints> & { options: StackOptions } {
   const file = paths(dir).endpoints
   if (!existsSync(file)) throw new Error(`the local stack is not up (${file} is missing)`)
-  const written = JSON.parse(readFileSync(file, 'utf8')) as { options?: StackOptions }
-  if (!written.options) throw new Error(`${file} does not say how the stack was started`)
-  return written.options
+  const found = JSON.parse(readFileSync(file, 'utf8')) as Partial<Endpoints> & { options?: StackOptions }
+  if (!found.options) throw new Error(`${file} does not say how the stack was started`)
+  return { ...found, options: found.options }
+}
+
+function stackOptions(dir: string): StackOptions {
+  return written(dir).options
 }
 
 export interface BrokerRestart {
@@ -51,4 +56,19 @@ export async function restartBroker(index = 0, how: BrokerRestart = {}, dir = st
   if (how.downMs) await new Promise((resolve) => setTimeout(resolve, how.downMs))
   const record = launchBroker(options, dir, index)
   await waitBrokerReady(options, dir, record)
+}
+
+/**
+ * Stops the stack's PostgreSQL (a clean shutdown, or kill -9 with `hard`) and starts it again on
+ * the same cluster: the catalog's tables survive. Resolves once it answers a real connection.
+ */
+export async function restartPostgres(how: BrokerRestart = {}, dir = stackDir()): Promise<void> {
+  const { options, postgres } = written(dir)
+  if (!postgres) throw new Error('the stack runs without PostgreSQL (stack up --postgres)')
+  thawService('postgres', dir)
+  if (how.hard) killService(dir, 'postgres')
+  await stopService(dir, 'postgres')
+  if (how.downMs) await new Promise((resolve) => setTimeout(resolve, how.downMs))
+  const record = launchPostgres(options, dir)
+  await waitPostgresReady(options, dir, record, postgres.superuser.password)
 }

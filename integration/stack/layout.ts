@@ -19,6 +19,8 @@ export interface StackPorts {
   kafkaSecure: number
   rest: number
   azurite: number
+  /** PostgreSQL, when the stack runs one (`up --postgres`). */
+  postgres: number
 }
 
 export interface StackOptions {
@@ -26,10 +28,12 @@ export interface StackOptions {
   brokers: 1 | 3
   /** `sasl_ssl` adds a SASL_SSL listener to every broker, beside the PLAINTEXT one. */
   kafkaSecurity: 'plaintext' | 'sasl_ssl'
+  /** Whether the stack runs PostgreSQL, for the SQL catalog on a server (postgres.ts). */
+  postgres: boolean
 }
 
 // The SASL_SSL ports come after the six that three brokers and their controllers take.
-export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000 }
+export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000, postgres: 5432 }
 
 /** How a client reaches the SASL_SSL listener: its brokers, the PEM files, the users. */
 export interface KafkaSecureEndpoints {
@@ -44,10 +48,23 @@ export interface KafkaSecureEndpoints {
   users: { plain: { username: string; password: string }; scram: { username: string; password: string } }
 }
 
+/** How a client reaches the stack's PostgreSQL: the catalog's database and user, and the superuser. */
+export interface PostgresEndpoints {
+  host: string
+  port: number
+  database: string
+  user: string
+  password: string
+  /** `postgresql://user@host:port/database`, without the password. */
+  uri: string
+  superuser: { user: string; password: string }
+}
+
 export interface Endpoints {
   kafka: { bootstrap: string; brokers: string[]; secure?: KafkaSecureEndpoints }
   rest: { uri: string; warehouse: string; backend: { path: string; name: string } }
   sql: { path: string; name: string; warehouse: string }
+  postgres?: PostgresEndpoints
   azurite: { connectionString: string; blobEndpoint: string; account: string; accountKey: string; container: string }
   python: string
   verify: string
@@ -78,6 +95,7 @@ export function paths(dir = stackDir()) {
     sqlCatalog: join(dir, 'sql', 'catalog.db'),
     sqlWarehouse: join(dir, 'sql', 'warehouse'),
     azurite: join(dir, 'azurite'),
+    postgres: join(dir, 'postgres'),
     venv: join(dir, 'venv'),
     python: join(dir, 'venv', 'bin', 'python'),
     pids: join(dir, 'pids.json'),

@@ -51,6 +51,9 @@ export interface StartSpec {
   args: string[]
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** Run as this user and group (a server that refuses to run as root). */
+  uid?: number
+  gid?: number
 }
 
 export function startService(dir: string, spec: StartSpec): ServiceRecord {
@@ -64,6 +67,8 @@ export function startService(dir: string, spec: StartSpec): ServiceRecord {
     stdio: ['ignore', out, out],
     env: spec.env ?? process.env,
     cwd: spec.cwd,
+    ...(spec.uid === undefined ? {} : { uid: spec.uid }),
+    ...(spec.gid === undefined ? {} : { gid: spec.gid }),
   })
   if (child.pid === undefined) throw new Error(`could not start ${spec.name}: ${spec.command}`)
   child.unref()

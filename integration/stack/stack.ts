@@ -8,6 +8,7 @@ import { jarsReady, resolveJars } from './jars.ts'
 import { startKafka } from './kafka.ts'
 import { makeCertificates, newCredentials } from './kafka-security.ts'
 import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, stackDir } from './layout.ts'
+import { startPostgres } from './postgres.ts'
 import { running, type ServiceRecord, services, stopService } from './processes.ts'
 import { pythonReady, setupPython } from './python.ts'
 import { startRestCatalog } from './rest-catalog.ts'
@@ -32,6 +33,9 @@ options (up):
                      env FLOE_STACK_KAFKA_SECURE_PORT)
   --rest-port P      REST catalog port (default 8181, env FLOE_STACK_REST_PORT)
   --azurite-port P   Azurite blob port (default 10000, env FLOE_STACK_AZURITE_PORT)
+  --postgres         also start PostgreSQL for the SQL catalog (env FLOE_STACK_POSTGRES=1): a fresh
+                     cluster in .stack/postgres, user and database floe
+  --postgres-port P  PostgreSQL port (default 5432, env FLOE_STACK_POSTGRES_PORT)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
 
@@ -60,6 +64,7 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
   return {
     brokers,
     kafkaSecurity,
+    postgres: values.postgres === true || process.env.FLOE_STACK_POSTGRES === '1',
     ports: {
       kafka,
       kafkaSecure: port(
@@ -69,13 +74,14 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
       ),
       rest: port(values['rest-port'] as string | undefined, 'FLOE_STACK_REST_PORT', defaultPorts.rest),
       azurite: port(values['azurite-port'] as string | undefined, 'FLOE_STACK_AZURITE_PORT', defaultPorts.azurite),
+      postgres: port(values['postgres-port'] as string | undefined, 'FLOE_STACK_POSTGRES_PORT', defaultPorts.postgres),
     },
   }
 }
 
 function serviceNames(opts: StackOptions): string[] {
   const kafka = opts.brokers === 1 ? ['kafka'] : ['kafka-1', 'kafka-2', 'kafka-3']
-  return [...kafka, 'iceberg-rest', 'azurite']
+  return [...kafka, 'iceberg-rest', 'azurite', ...(opts.postgres ? ['postgres'] : [])]
 }
 
 function seconds(since: number): string {
@@ -139,19 +145,35 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     console.log(`${name} ready in ${seconds(t)}`)
     return result
   }
+  let postgres: Endpoints['postgres']
   try {
     // In parallel: the two JVMs start slowly and mostly wait on class loading and the quorum.
-    await Promise.all([
+    // allSettled: a server that fails fast must not leave `down` to run while the others are
+    // still starting (they would register after it and be left running).
+    const outcomes = await Promise.allSettled([
+      ...(opts.postgres
+        ? [
+            timed(
+              'postgres',
+              startPostgres(opts, dir).then((started) => {
+                postgres = started.endpoints
+                return started.record
+              }),
+            ),
+          ]
+        : []),
       timed('azurite', startAzurite(opts, dir)),
       timed('iceberg rest catalog', startRestCatalog(opts, dir)),
       timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
     ])
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected')
+    if (failed) throw failed.reason
   } catch (error) {
     await down(dir)
     throw error
   }
   mkdirSync(paths(dir).logs, { recursive: true })
-  const endpoints: Written = { ...endpointsFor(opts, dir, users), options: opts }
+  const endpoints: Written = { ...endpointsFor(opts, dir, users), ...(postgres ? { postgres } : {}), options: opts }
   writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
   console.log(`stack up in ${seconds(t0)}`)
   printEndpoints(endpoints)
@@ -161,7 +183,7 @@ function printEndpoints(e: Endpoints): void {
   console.log(`  kafka         ${e.kafka.bootstrap}${e.kafka.secure ? `  (SASL_SSL ${e.kafka.secure.bootstrap})` : ''}
   rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
-  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})
+  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}
   pyiceberg     ${e.python}
   endpoints     ${paths().endpoints}
   logs          ${e.logs}`)
@@ -197,6 +219,8 @@ async function main(): Promise<number> {
       'rest-port': { type: 'string' },
       'azurite-port': { type: 'string' },
       interop: { type: 'boolean' },
+      postgres: { type: 'boolean' },
+      'postgres-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })

@@ -1,5 +1,5 @@
 // Iceberg catalogs: the Catalog interface, a REST catalog client (undici, lossless JSON) and the
-// embedded SQL catalog on SQLite in the JdbcCatalog / pyiceberg SqlCatalog layout. Files not
+// SQL catalog on SQLite or PostgreSQL in the JdbcCatalog / pyiceberg SqlCatalog layout. Files not
 // re-exported here are internal to shared/catalog.
 export {
   type Catalog,
@@ -13,5 +13,6 @@ export {
   type TableIdentifier,
 } from './catalog.ts'
 export { type CatalogConfig, openCatalog } from './open.ts'
+export type { PostgresConnection } from './postgres.ts'
 export { RestCatalog, type RestCatalogOptions } from './rest.ts'
 export { SqlCatalog, type SqlCatalogOptions } from './sql.ts'

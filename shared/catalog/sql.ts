@@ -1,5 +1,7 @@
-// The embedded catalog: Iceberg's JDBC catalog layout on a SQLite file, the layout pyiceberg's
-// SqlCatalog and Java's JdbcCatalog (schema V1) share, so either opens a table Floe made:
+// The SQL catalog: Iceberg's JDBC catalog layout on a SQLite file or a PostgreSQL database, the
+// layout pyiceberg's SqlCatalog and Java's JdbcCatalog (schema V1) share, so either opens a table
+// Floe made. The logic is written once here, in SQL both dialects take; sqlite.ts and postgres.ts
+// run it (sql-database.ts is the seam):
 //
 //   iceberg_tables (catalog_name, table_namespace, table_name, metadata_location,
 //                   previous_metadata_location, iceberg_type)   -- iceberg_type: Java V1 only
@@ -9,8 +11,9 @@
 // both write `exists` = `true`) or holds a table, itself or below. Floe writes each metadata file
 // itself, `<metadata dir>/<5-digit version>-<uuid>.metadata.json`, then swaps the table's pointer
 // with a compare-and-set UPDATE ... WHERE metadata_location = <the one it read>: zero rows
-// updated means another writer got there first (COMMIT_CONFLICT).
-import type { DatabaseSync } from 'node:sqlite'
+// updated means another writer got there first (COMMIT_CONFLICT). Both databases give that
+// single-statement compare-and-set its atomicity (PostgreSQL re-checks the WHERE on the row
+// version the concurrent winner left, under READ COMMITTED).
 import { FloeError } from '../errors.ts'
 import type { Schema } from '../iceberg/index.ts'
 import {
@@ -28,39 +31,56 @@ import {
 import type { ObjectStorage } from '../storage/index.ts'
 import type { Catalog, CommittedTable, CreateTableOptions, LoadedTable, Namespace, TableIdentifier } from './catalog.ts'
 import { formatTableIdentifier } from './catalog.ts'
-import { isBusy, isConstraint, openDatabase, retryWhileBusy } from './sqlite.ts'
+import { formatPostgres, type PostgresConnection, PostgresDatabase } from './postgres.ts'
+import type { SqlDatabase, SqlValue } from './sql-database.ts'
+import { SqliteDatabase } from './sqlite.ts'
 
-export interface SqlCatalogOptions {
-  /** The SQLite file; created with the catalog tables when missing. */
-  path: string
+interface SqlCatalogCommonOptions {
   /** The catalog_name column: pyiceberg's catalog name, Java's catalog name. */
   name: string
   /** Where new tables go: `<warehouse>/<namespace levels>/<table>`. */
   warehouse: string
   /** Writes and reads the metadata files (whatever scheme the warehouse has). */
   storage: ObjectStorage
-  /** How long a statement may wait for another process's write lock. Default 5 s. */
-  busyTimeoutMs?: number
   /** Milliseconds since the epoch, for last-updated-ms and the logs. Default Date.now. */
   now?: () => number
 }
 
+/** Where the catalog's tables are: a SQLite file, or a PostgreSQL database. */
+export type SqlCatalogOptions = SqlCatalogCommonOptions &
+  (
+    | {
+        /** The SQLite file; created with the catalog tables when missing. */
+        path: string
+        /** How long a statement may wait for another process's write lock. Default 5 s. */
+        busyTimeoutMs?: number
+        postgres?: undefined
+      }
+    | { postgres: PostgresConnection; path?: undefined }
+  )
+
+/** `sqlite <path>` or `postgresql user@host:port/database`, without opening anything. */
+export function describeSqlDatabase(options: SqlCatalogOptions): string {
+  return options.postgres ? `postgresql ${formatPostgres(options.postgres)}` : `sqlite ${options.path}`
+}
+
 // Java's JdbcUtil DDL (schema V1) verbatim in meaning; pyiceberg reads and writes it unchanged.
-const createTables = `
-CREATE TABLE IF NOT EXISTS iceberg_tables (
+const createTables = [
+  `CREATE TABLE IF NOT EXISTS iceberg_tables (
   catalog_name VARCHAR(255) NOT NULL,
   table_namespace VARCHAR(255) NOT NULL,
   table_name VARCHAR(255) NOT NULL,
   metadata_location VARCHAR(1000),
   previous_metadata_location VARCHAR(1000),
   iceberg_type VARCHAR(5),
-  PRIMARY KEY (catalog_name, table_namespace, table_name));
-CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+  PRIMARY KEY (catalog_name, table_namespace, table_name))`,
+  `CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
   catalog_name VARCHAR(255) NOT NULL,
   namespace VARCHAR(255) NOT NULL,
   property_key VARCHAR(255),
   property_value VARCHAR(1000),
-  PRIMARY KEY (catalog_name, namespace, property_key));`
+  PRIMARY KEY (catalog_name, namespace, property_key))`,
+]
 
 function namespaceText(namespace: Namespace): string {
   if (namespace.length === 0) throw new TypeError('a namespace needs at least one level')
@@ -78,40 +98,51 @@ function trimSlashes(location: string): string {
 
 export class SqlCatalog implements Catalog {
   readonly description: string
-  readonly #db: DatabaseSync
+  readonly #db: SqlDatabase
   readonly #options: SqlCatalogOptions
-  readonly #busyMs: number
   readonly #now: () => number
-  /** Whether iceberg_tables has Java's iceberg_type column (a file pyiceberg created has not). */
+  /** Whether iceberg_tables has Java's iceberg_type column (tables pyiceberg created have not). */
   readonly #typed: boolean
 
-  private constructor(db: DatabaseSync, options: SqlCatalogOptions, typed: boolean) {
+  private constructor(db: SqlDatabase, options: SqlCatalogOptions, typed: boolean) {
     this.#db = db
     this.#options = options
-    this.#busyMs = options.busyTimeoutMs ?? 5_000
     this.#now = options.now ?? Date.now
     this.#typed = typed
-    this.description = `sql ${options.path} (${options.name})`
+    this.description = `sql ${options.postgres ? db.description : options.path} (${options.name})`
   }
 
   static async open(options: SqlCatalogOptions): Promise<SqlCatalog> {
-    const busyMs = options.busyTimeoutMs ?? 5_000
-    const db = await openDatabase(options.path, busyMs)
+    const what = `open ${describeSqlDatabase(options)}`
+    let db: SqlDatabase
     try {
-      await retryWhileBusy(busyMs, () => db.exec(createTables))
-      const columns = db.prepare('PRAGMA table_info(iceberg_tables)').all()
-      const typed = columns.some((column) => column.name === 'iceberg_type')
+      db = options.postgres
+        ? await PostgresDatabase.open(options.postgres)
+        : await SqliteDatabase.open(options.path, options.busyTimeoutMs ?? 5_000)
+    } catch (error) {
+      if (error instanceof FloeError) throw error
+      throw new FloeError('CATALOG_UNAVAILABLE', `${what}: ${String(error)}`, { cause: error })
+    }
+    try {
+      await db.createTables(createTables)
+      const typed = (await db.columns('iceberg_tables')).includes('iceberg_type')
       return new SqlCatalog(db, options, typed)
     } catch (error) {
-      db.close()
-      throw failure(error, `open ${options.path}`)
+      await db.close().catch(() => {})
+      throw db.failure(error, what)
     }
   }
 
-  #run<T>(what: string, statement: () => T): Promise<T> {
-    return retryWhileBusy(this.#busyMs, statement).catch((error: unknown) => {
-      throw failure(error, what)
-    })
+  async #run(
+    what: string,
+    sql: string,
+    parameters: readonly SqlValue[],
+  ): Promise<{ rows: Record<string, unknown>[]; changes: number }> {
+    try {
+      return await this.#db.query(sql, parameters)
+    } catch (error) {
+      throw this.#db.failure(error, what)
+    }
   }
 
   #tableFilter(): string {
@@ -119,24 +150,20 @@ export class SqlCatalog implements Catalog {
   }
 
   async #pointer(identifier: TableIdentifier): Promise<string | undefined> {
-    const row = await this.#run(`load ${formatTableIdentifier(identifier)}`, () =>
-      this.#db
-        .prepare(
-          `SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?${this.#tableFilter()}`,
-        )
-        .get(this.#options.name, namespaceText(identifier.namespace), identifier.name),
+    const { rows } = await this.#run(
+      `load ${formatTableIdentifier(identifier)}`,
+      `SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?${this.#tableFilter()}`,
+      [this.#options.name, namespaceText(identifier.namespace), identifier.name],
     )
-    const location = row?.metadata_location
+    const location = rows[0]?.metadata_location
     return typeof location === 'string' && location !== '' ? location : undefined
   }
 
   async #namespaceProperties(namespace: string): Promise<Record<string, string>> {
-    const rows = await this.#run(`namespace ${namespace}`, () =>
-      this.#db
-        .prepare(
-          'SELECT property_key, property_value FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?',
-        )
-        .all(this.#options.name, namespace),
+    const { rows } = await this.#run(
+      `namespace ${namespace}`,
+      'SELECT property_key, property_value FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?',
+      [this.#options.name, namespace],
     )
     const properties: Record<string, string> = {}
     for (const row of rows) {
@@ -147,22 +174,19 @@ export class SqlCatalog implements Catalog {
 
   async namespaceExists(namespace: Namespace): Promise<boolean> {
     const text = namespaceText(namespace)
-    const name = this.#options.name
-    const found = await this.#run(`namespace ${text}`, () => {
-      const table = this.#db
-        .prepare(
-          `SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND (table_namespace = ? OR table_namespace LIKE ? ESCAPE '!') LIMIT 1`,
-        )
-        .get(name, text, below(text))
-      if (table !== undefined) return true
-      const property = this.#db
-        .prepare(
-          `SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND (namespace = ? OR namespace LIKE ? ESCAPE '!') LIMIT 1`,
-        )
-        .get(name, text, below(text))
-      return property !== undefined
-    })
-    return found
+    const parameters = [this.#options.name, text, below(text)]
+    for (const [table, column] of [
+      ['iceberg_tables', 'table_namespace'],
+      ['iceberg_namespace_properties', 'namespace'],
+    ] as const) {
+      const { rows } = await this.#run(
+        `namespace ${text}`,
+        `SELECT 1 AS found FROM ${table} WHERE catalog_name = ? AND (${column} = ? OR ${column} LIKE ? ESCAPE '!') LIMIT 1`,
+        parameters,
+      )
+      if (rows.length > 0) return true
+    }
+    return false
   }
 
   async createNamespace(namespace: Namespace, properties: Record<string, string> = {}): Promise<void> {
@@ -171,13 +195,11 @@ export class SqlCatalog implements Catalog {
     const entries = Object.entries({ ...properties, exists: 'true' })
     const values = entries.map(() => '(?, ?, ?, ?)').join(', ')
     const parameters = entries.flatMap(([key, value]) => [this.#options.name, text, key, value])
-    // OR IGNORE: another worker creating the same namespace at the same time is no failure.
-    await this.#run(`create namespace ${text}`, () =>
-      this.#db
-        .prepare(
-          `INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value) VALUES ${values}`,
-        )
-        .run(...parameters),
+    // DO NOTHING: another worker creating the same namespace at the same time is no failure.
+    await this.#run(
+      `create namespace ${text}`,
+      `INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value) VALUES ${values} ON CONFLICT DO NOTHING`,
+      parameters,
     )
   }
 
@@ -212,17 +234,14 @@ export class SqlCatalog implements Catalog {
     const metadataLocation = metadataFileLocation(metadata, 0)
     await this.#options.storage.put(metadataLocation, new TextEncoder().encode(serializeTableMetadata(metadata)))
     try {
-      await retryWhileBusy(this.#busyMs, () =>
-        this.#db
-          .prepare(
-            `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location${this.#typed ? ', iceberg_type' : ''}) VALUES (?, ?, ?, ?, NULL${this.#typed ? ", 'TABLE'" : ''})`,
-          )
-          .run(this.#options.name, namespace, identifier.name, metadataLocation),
+      await this.#db.query(
+        `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location${this.#typed ? ', iceberg_type' : ''}) VALUES (?, ?, ?, ?, NULL${this.#typed ? ", 'TABLE'" : ''})`,
+        [this.#options.name, namespace, identifier.name, metadataLocation],
       )
     } catch (error) {
       await this.#options.storage.delete(metadataLocation).catch(() => false)
-      if (isConstraint(error)) return this.#exists(identifier, options, what)
-      throw failure(error, what)
+      if (this.#db.isUniqueViolation(error)) return this.#exists(identifier, options, what)
+      throw this.#db.failure(error, what)
     }
     return { metadata, metadataLocation, config: {}, storageCredentials: [] }
   }
@@ -264,27 +283,24 @@ export class SqlCatalog implements Catalog {
 
     let swapped: boolean
     try {
-      swapped = await retryWhileBusy(this.#busyMs, () => {
-        const result = this.#db
-          .prepare(
-            `UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?
-             WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`,
-          )
-          .run(
-            metadataLocation,
-            current.metadataLocation,
-            this.#options.name,
-            namespaceText(identifier.namespace),
-            identifier.name,
-            current.metadataLocation,
-          )
-        return Number(result.changes) === 1
-      })
+      const { changes } = await this.#db.query(
+        `UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?
+         WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?`,
+        [
+          metadataLocation,
+          current.metadataLocation,
+          this.#options.name,
+          namespaceText(identifier.namespace),
+          identifier.name,
+          current.metadataLocation,
+        ],
+      )
+      swapped = changes === 1
     } catch (error) {
-      // Still locked at the deadline: SQLite ran nothing, so the commit did not happen.
-      if (error instanceof FloeError || isBusy(error)) {
+      // The database ran nothing (never reached, still locked, refused the statement).
+      if (this.#db.neverApplied(error)) {
         await this.#options.storage.delete(metadataLocation).catch(() => false)
-        throw failure(error, what)
+        throw this.#db.failure(error, what)
       }
       throw new FloeError('COMMIT_STATE_UNKNOWN', `${what}: the pointer update failed`, { cause: error })
     }
@@ -303,24 +319,19 @@ export class SqlCatalog implements Catalog {
     const location = options.purge
       ? (await this.loadTable(identifier).catch(() => undefined))?.metadata.location
       : undefined
-    const result = await this.#run(what, () =>
-      this.#db
-        .prepare('DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?')
-        .run(this.#options.name, namespaceText(identifier.namespace), identifier.name),
+    const result = await this.#run(
+      what,
+      'DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?',
+      [this.#options.name, namespaceText(identifier.namespace), identifier.name],
     )
     if (location !== undefined) {
       for await (const object of this.#options.storage.list(`${location}/`))
         await this.#options.storage.delete(object.location)
     }
-    return Number(result.changes) > 0
+    return result.changes > 0
   }
 
   async close(): Promise<void> {
-    if (this.#db.isOpen) this.#db.close()
+    await this.#db.close()
   }
-}
-
-function failure(error: unknown, what: string): unknown {
-  if (error instanceof FloeError) return error
-  return new FloeError('CATALOG_UNAVAILABLE', `${what}: SQLite failed`, { cause: error })
 }

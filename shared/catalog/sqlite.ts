@@ -1,9 +1,10 @@
-// node:sqlite (built into Node 22), loaded without its one-time ExperimentalWarning, and the
-// retry of a statement that met another process's write lock.
+// The SQL catalog on a SQLite file: node:sqlite (built into Node 22), loaded without its one-time
+// ExperimentalWarning, and the retry of a statement that met another process's write lock.
 import { createRequire } from 'node:module'
 import type { DatabaseSync } from 'node:sqlite'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FloeError } from '../errors.ts'
+import type { SqlDatabase, SqlResult, SqlValue } from './sql-database.ts'
 
 type SqliteModule = typeof import('node:sqlite')
 let loaded: SqliteModule | undefined
@@ -77,5 +78,57 @@ export async function openDatabase(path: string, timeoutMs: number): Promise<Dat
   } catch (error) {
     database.close()
     throw error
+  }
+}
+
+/** A SQLite file as the SQL catalog's database (sql-database.ts). */
+export class SqliteDatabase implements SqlDatabase {
+  readonly description: string
+  readonly #db: DatabaseSync
+  readonly #busyMs: number
+
+  private constructor(db: DatabaseSync, path: string, busyMs: number) {
+    this.#db = db
+    this.#busyMs = busyMs
+    this.description = `sqlite ${path}`
+  }
+
+  static async open(path: string, busyMs: number): Promise<SqliteDatabase> {
+    return new SqliteDatabase(await openDatabase(path, busyMs), path, busyMs)
+  }
+
+  async query(sql: string, parameters: readonly SqlValue[] = []): Promise<SqlResult> {
+    return retryWhileBusy(this.#busyMs, () => {
+      const statement = this.#db.prepare(sql)
+      if (/^\s*SELECT\b/i.test(sql)) return { rows: statement.all(...parameters), changes: 0 }
+      return { rows: [], changes: Number(statement.run(...parameters).changes) }
+    })
+  }
+
+  async columns(table: string): Promise<string[]> {
+    const rows = await retryWhileBusy(this.#busyMs, () => this.#db.prepare(`PRAGMA table_info(${table})`).all())
+    return rows.map((row) => String(row.name))
+  }
+
+  async createTables(statements: readonly string[]): Promise<void> {
+    for (const statement of statements) await this.query(statement)
+  }
+
+  isUniqueViolation(error: unknown): boolean {
+    return isConstraint(error)
+  }
+
+  /** Still locked at the deadline (a FloeError from query) or busy: SQLite ran nothing. */
+  neverApplied(error: unknown): boolean {
+    return error instanceof FloeError || isBusy(error)
+  }
+
+  failure(error: unknown, what: string): FloeError {
+    if (error instanceof FloeError) return error
+    return new FloeError('CATALOG_UNAVAILABLE', `${what}: SQLite failed`, { cause: error })
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close()
   }
 }

@@ -1,5 +1,6 @@
 // The operator's configuration: floe.yaml plus FLOE_* environment overrides, validated into
 // typed settings. Files not re-exported here are internal to shared/config.
+export { type CatalogSettings, catalogLabel, type PostgresSettings } from './catalog.ts'
 export { type ColumnType, parseColumnType } from './column-types.ts'
 export type { BadRecordsChoice, DatasetConfig } from './datasets.ts'
 export type { KafkaConfig, KafkaSaslSettings, KafkaTlsSettings } from './kafka-security.ts'

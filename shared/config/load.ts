@@ -4,13 +4,16 @@ import { readFileSync } from 'node:fs'
 import { parseDocument } from 'yaml'
 import type { z } from 'zod'
 import { FloeError } from '../errors.ts'
+import { type CatalogSettings, refuseWrittenCatalogSecret, resolveCatalog } from './catalog.ts'
 import { type DatasetConfig, resolveDataset } from './datasets.ts'
 import { type KafkaConfig, refuseWrittenSecrets, resolveKafka } from './kafka-security.ts'
 import { configSchema, type RawConfig } from './schema.ts'
 
-export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka'> {
+export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka' | 'catalog'> {
   /** With the PEM and secret files it names read. */
   kafka: KafkaConfig
+  /** A SQL catalog resolved to its SQLite file or PostgreSQL connection, its password read. */
+  catalog: CatalogSettings
   datasets: DatasetConfig[]
   /** Where the configuration came from, for logs. */
   source: string
@@ -113,6 +116,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   if (typeof tree !== 'object' || Array.isArray(tree))
     throw new FloeError('CONFIG_INVALID', `${source}: expected a YAML mapping`)
   refuseWrittenSecrets(tree, source)
+  refuseWrittenCatalogSecret(tree, source)
   applyEnvironment(tree, env)
   const parsed = configSchema.safeParse(tree)
   if (!parsed.success) {
@@ -134,7 +138,13 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
       throw error
     }
   })
-  return { ...parsed.data, kafka: resolveKafka(parsed.data.kafka, source), datasets, source }
+  return {
+    ...parsed.data,
+    kafka: resolveKafka(parsed.data.kafka, source),
+    catalog: resolveCatalog(parsed.data.catalog, source),
+    datasets,
+    source,
+  }
 }
 
 /** Loads the file named by `path`, or by FLOE_CONFIG. */

@@ -128,11 +128,35 @@ export const catalogSchema = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('sql'),
-      path: z.string().min(1, 'the SQLite file of the catalog'),
+      /** SQLite: the file of the catalog. */
+      path: z.string().min(1).optional(),
+      /** PostgreSQL: `postgresql://user@host:port/database`, or host, port, database and user. */
+      uri: z
+        .string()
+        .regex(/^postgres(ql)?:\/\/\S+$/, 'expected postgresql://user@host:port/database')
+        .optional(),
+      host: z.string().min(1).optional(),
+      port: z.preprocess(numeric, z.number().int().min(1).max(65535)).optional(),
+      database: z.string().min(1).optional(),
+      user: z.string().min(1).optional(),
+      /** From FLOE_CATALOG__PASSWORD, or `passwordFile`; unset for a server that trusts the user. */
+      password: secret.optional(),
+      passwordFile: z.string().min(1).optional(),
+      connectTimeoutSeconds: positive.default(10),
+      /** One statement's limit; a commit without an answer by then is an unknown outcome, looked for. */
+      queryTimeoutSeconds: positive.default(30),
       name: z.string().min(1).default('floe'),
       warehouse: z.string().min(1, 'the warehouse location new tables go under'),
     })
-    .strict(),
+    .strict()
+    .refine((sql) => [sql.path, sql.uri, sql.host].filter((v) => v !== undefined).length === 1, {
+      error: 'set one of path (a SQLite file), uri or host (a PostgreSQL server)',
+      path: ['path'],
+    })
+    .refine((sql) => !(sql.password !== undefined && sql.passwordFile !== undefined), {
+      error: 'set passwordFile or FLOE_CATALOG__PASSWORD, not both',
+      path: ['password'],
+    }),
 ])
 
 /** Where a dataset's files go through: the top-level `storage`, or a dataset's own. */
@@ -242,3 +266,4 @@ export type RawKafkaConfig = z.output<typeof kafkaSchema>
 export type RawConfig = z.output<typeof configSchema>
 export type RawDataset = z.output<typeof datasetSchema>
 export type StorageConfig = z.output<typeof storageBackendSchema>
+export type RawCatalogConfig = z.output<typeof catalogSchema>
