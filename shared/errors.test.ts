@@ -11,6 +11,7 @@ const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   KAFKA_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
   KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
+  CATALOG_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },
   CATALOG_ALREADY_EXISTS: { retryable: false, fatal: false },

@@ -20,6 +20,11 @@ export const errorCodes = {
   /** The TLS handshake with a broker failed: an untrusted or wrong certificate on either side. */
   KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
+  /**
+   * The REST catalog (or its OAuth 2 token endpoint) refused Floe's credential or token: a wrong
+   * client secret, a revoked client, a token refused even when just issued. The worker stops.
+   */
+  CATALOG_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   // catalog answers
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },
