@@ -101,6 +101,7 @@ export class RestCatalog implements Catalog {
     properties: Record<string, string>,
     endpoints: Set<string> | undefined,
     options: RestCatalogOptions,
+    tokenEndpoint: string | undefined,
   ) {
     this.#http = http
     this.properties = properties
@@ -108,7 +109,9 @@ export class RestCatalog implements Catalog {
     this.#separator = decodeURIComponent(properties['namespace-separator'] ?? '%1F')
     this.#endpoints = endpoints
     this.#accessDelegation = options.accessDelegation ? { 'x-iceberg-access-delegation': options.accessDelegation } : {}
-    this.description = `rest ${uri}`
+    this.description = `rest ${uri}${tokenEndpoint ? `, OAuth 2 token from ${tokenEndpoint}` : ''}${
+      options.accessDelegation ? `, ${options.accessDelegation}` : ''
+    }`
   }
 
   /** Reads GET /v1/config first, as the spec asks, and configures itself from the answer. */
@@ -149,7 +152,7 @@ export class RestCatalog implements Catalog {
         uri = overrides.uri
         http = new RestHttp({ uri, ...httpOptions, ...(tokens ? {} : { token: options.token ?? properties.token }) })
       }
-      return new RestCatalog(http, uri, properties, endpoints, options)
+      return new RestCatalog(http, uri, properties, endpoints, options, tokens?.serverUri)
     } catch (error) {
       await http.close()
       throw error

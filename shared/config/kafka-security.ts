@@ -59,7 +59,7 @@ function readNamed(source: string, key: string, file: string): string {
 }
 
 /** A secret file's content without the line end an editor or `echo` leaves behind. */
-function readSecret(source: string, key: string, file: string): string {
+export function readSecret(source: string, key: string, file: string): string {
   const text = readNamed(source, key, file).replace(/\r?\n$/, '')
   if (text === '') throw new FloeError('CONFIG_INVALID', `${source}: ${key}: ${file} is empty`)
   return text
