@@ -70,7 +70,8 @@ export class RestTokenSource {
 
   async #fetch(): Promise<string> {
     const where = `token endpoint ${this.serverUri}`
-    const details = { tokenEndpoint: this.serverUri }
+    // Not `tokenEndpoint`: that detail marks a Kafka OAUTHBEARER failure (shared/kafka).
+    const details = { oauth2ServerUri: this.serverUri }
     const form = new URLSearchParams({ grant_type: 'client_credentials' })
     if (this.#clientId !== undefined) form.set('client_id', this.#clientId)
     form.set('client_secret', this.#clientSecret)

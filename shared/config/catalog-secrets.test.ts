@@ -142,3 +142,14 @@ describe("the catalog's OAuth 2 and vended-credential keys", () => {
     })
   })
 })
+
+test('the documented OAuth 2 REST example is a valid configuration', async () => {
+  const { readFileSync } = await import('node:fs')
+  const { parse } = await import('yaml')
+  const { configSchema } = await import('./schema.ts')
+  const example = join(import.meta.dirname, '..', '..', 'docs', 'examples', 'floe.oauth-rest.yaml')
+  const tree = parse(readFileSync(example, 'utf8')) as Record<string, unknown>
+  const parsed = configSchema.safeParse(tree)
+  assert.ok(parsed.success, JSON.stringify(parsed.error?.issues))
+  assert.equal(parsed.data.catalog.type === 'rest' && parsed.data.catalog.accessDelegation, 'vended-credentials')
+})
