@@ -172,7 +172,9 @@ describe('the REST catalog behind OAuth 2', { skip: withoutRestAuth(), concurren
     await Promise.all([fleet.start(), fleet.start()])
     await fleet.produce(2000)
     assertEveryIdOnce(fleet, await fleet.waitSettled(4 * minute))
-    assert.ok((await issued()).sas.length >= sasBefore, 'the front vended a SAS')
+    // The front makes a new SAS every 20 s: rounds that load the table took up the new ones.
+    const vended = (await issued()).sas.length - sasBefore
+    assert.ok(vended >= 2, `SAS vended while the fleet ran: ${vended}`)
     const worker = fleet.workers[0]!
     assert.ok(!worker.lines().some((l) => JSON.stringify(l).includes('AccountKey')))
     assert.deepEqual(await leaks(fleet, await secretsOf(fleet)), [])
