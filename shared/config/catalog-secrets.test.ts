@@ -3,37 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { isFloeError } from '../errors.ts'
 import { parseConfig, redact } from './load.ts'
+import { refusal, restAndOneDataset } from './test-fixtures.ts'
 
-const base = `
-kafka:
+const base = `kafka:
   brokers: [127.0.0.1:9092]
-catalog:
-  type: rest
-  uri: http://127.0.0.1:8181
-ingestion:
-  wal:
-    dir: /tmp/floe-wal
-datasets:
-  - name: events
-    topic: events
-    table: analytics.events
-    customMapping: {id: id}
-    schema: {id: string}
-    badRecords: skip
-`
-
-function refusal(text: string, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    parseConfig(text, 'floe.yaml', env)
-  } catch (error) {
-    assert.ok(isFloeError(error, 'CONFIG_INVALID'), String(error))
-    assert.doesNotMatch(error.message, /\n/, 'one line')
-    return error.message
-  }
-  assert.fail('the configuration was accepted')
-}
+${restAndOneDataset}`
 
 const catalogWith = (lines: string) =>
   base.replace('  uri: http://127.0.0.1:8181\n', `  uri: http://127.0.0.1:8181\n${lines}`)

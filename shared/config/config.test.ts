@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseColumnType } from './column-types.ts'
 import { parseConfig, redact } from './load.ts'
+import { refusal } from './test-fixtures.ts'
 
 const base = `
 kafka:
@@ -34,17 +35,6 @@ datasets:
     bloomFilterColumns: [user_id]
     dlqTopic: events-dlq
 `
-
-function refusal(text: string, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    parseConfig(text, 'floe.yaml', env)
-  } catch (error) {
-    assert.ok(isFloeError(error, 'CONFIG_INVALID'), String(error))
-    assert.doesNotMatch(error.message, /\n/, 'one line')
-    return error.message
-  }
-  assert.fail('the configuration was accepted')
-}
 
 describe('the configuration file', () => {
   test('fills in the documented defaults', () => {

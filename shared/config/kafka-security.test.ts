@@ -7,21 +7,9 @@ import { parse } from 'yaml'
 import { isFloeError } from '../errors.ts'
 import { parseConfig, redact } from './load.ts'
 import { configSchema } from './schema.ts'
+import { restAndOneDataset } from './test-fixtures.ts'
 
-const rest = `catalog:
-  type: rest
-  uri: http://127.0.0.1:8181
-ingestion:
-  wal:
-    dir: /tmp/floe-wal
-datasets:
-  - name: events
-    topic: events
-    table: analytics.events
-    customMapping: {id: id}
-    schema: {id: string}
-    badRecords: skip
-`
+const rest = restAndOneDataset
 
 function config(kafka: string, env: NodeJS.ProcessEnv = {}) {
   return parseConfig(`kafka:\n  brokers: [127.0.0.1:9093]\n${kafka}${rest}`, 'floe.yaml', env)
