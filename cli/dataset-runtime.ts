@@ -23,6 +23,7 @@ import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/i
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
 import { dataLocationOf, ensureDatasetTable, tableIdentifier } from './tables.ts'
+import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
   name: string
@@ -67,8 +68,9 @@ export interface DatasetRuntimeDeps {
 }
 
 export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetRuntimeDeps): Promise<DatasetRuntime> {
-  const { config, catalog, logger, metrics } = deps
+  const { config, logger, metrics } = deps
   const storage = storageOf(config, dataset)
+  const catalog = withVendedCredentials(deps.catalog, tableIdentifier(dataset), storage)
   const loaded = await ensureDatasetTable(catalog, dataset)
   const group = datasetGroup(config, dataset.name)
   const identifier = tableIdentifier(dataset)

@@ -89,6 +89,14 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
         uri: config.catalog.uri,
         ...(config.catalog.warehouse ? { warehouse: config.catalog.warehouse } : {}),
         ...(config.catalog.token ? { token: config.catalog.token } : {}),
+        ...(config.catalog.credential
+          ? {
+              credential: config.catalog.credential,
+              scope: config.catalog.scope,
+              ...(config.catalog.oauth2ServerUri ? { oauth2ServerUri: config.catalog.oauth2ServerUri } : {}),
+            }
+          : {}),
+        ...(config.catalog.accessDelegation ? { accessDelegation: config.catalog.accessDelegation } : {}),
         requestTimeoutMs: config.catalog.requestTimeoutSeconds * 1000,
       }
     : {
@@ -106,9 +114,11 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
  */
 export function storageOf(config: FloeConfig, dataset?: DatasetConfig): RoutedStorage {
   const storage: StorageConfig = dataset?.storage ?? config.storage
-  return new RoutedStorage(
-    storage.type === 'azure' ? { azure: { connectionString: storage.azure.connectionString } } : {},
-  )
+  if (storage.type !== 'azure') return new RoutedStorage({})
+  const { connectionString, blobEndpoint } = storage.azure
+  return new RoutedStorage({
+    azure: { ...(connectionString ? { connectionString } : {}), ...(blobEndpoint ? { blobEndpoint } : {}) },
+  })
 }
 
 /** Where a command writes: process.stdout / stderr, or a test's buffer. */

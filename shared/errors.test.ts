@@ -12,6 +12,7 @@ const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   KAFKA_TLS_FAILED: { retryable: false, fatal: true },
   CATALOG_UNAVAILABLE: { retryable: true, fatal: false },
   CATALOG_REFUSED: { retryable: false, fatal: true },
+  CATALOG_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },
   CATALOG_ALREADY_EXISTS: { retryable: false, fatal: false },

@@ -25,6 +25,11 @@ export const errorCodes = {
    * database that does not exist, no privilege. The same credentials cannot succeed; the worker stops.
    */
   CATALOG_REFUSED: { retryable: false, fatal: true },
+  /**
+   * The REST catalog (or its OAuth 2 token endpoint) refused Floe's credential or token: a wrong
+   * client secret, a revoked client, a token refused even when just issued. The worker stops.
+   */
+  CATALOG_AUTHENTICATION_FAILED: { retryable: false, fatal: true },
   STORAGE_UNAVAILABLE: { retryable: true, fatal: false },
   // catalog answers
   CATALOG_NOT_FOUND: { retryable: false, fatal: false },

@@ -21,6 +21,8 @@ export interface StackPorts {
   azurite: number
   /** PostgreSQL, when the stack runs one (`up --postgres`). */
   postgres: number
+  /** The OAuth 2 front of the REST catalog, when the stack runs one. */
+  restAuth: number
 }
 
 export interface StackOptions {
@@ -30,10 +32,21 @@ export interface StackOptions {
   kafkaSecurity: 'plaintext' | 'sasl_ssl'
   /** Whether the stack runs PostgreSQL, for the SQL catalog on a server (postgres.ts). */
   postgres: boolean
+  /** Runs the OAuth 2 front of the REST catalog (./rest-auth.ts). */
+  restAuth: boolean
+  /** How long the front's tokens live. */
+  restAuthTokenSeconds: number
 }
 
 // The SASL_SSL ports come after the six that three brokers and their controllers take.
-export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000, postgres: 5432 }
+export const defaultPorts: StackPorts = {
+  kafka: 9092,
+  kafkaSecure: 9098,
+  rest: 8181,
+  azurite: 10000,
+  restAuth: 8191,
+  postgres: 5432,
+}
 
 /** How a client reaches the SASL_SSL listener: its brokers, the PEM files, the users. */
 export interface KafkaSecureEndpoints {
@@ -60,9 +73,21 @@ export interface PostgresEndpoints {
   superuser: { user: string; password: string }
 }
 
+/** The OAuth 2 front of the REST catalog: its catalog URI, token endpoint and client. */
+export interface RestAuthEndpoints {
+  uri: string
+  tokenEndpoint: string
+  clientId: string
+  clientSecret: string
+  tokenSeconds: number
+  /** GET: every token and SAS the front issued ({tokens, sas}). */
+  issued: string
+}
+
 export interface Endpoints {
   kafka: { bootstrap: string; brokers: string[]; secure?: KafkaSecureEndpoints }
   rest: { uri: string; warehouse: string; backend: { path: string; name: string } }
+  restAuth?: RestAuthEndpoints
   sql: { path: string; name: string; warehouse: string }
   postgres?: PostgresEndpoints
   azurite: { connectionString: string; blobEndpoint: string; account: string; accountKey: string; container: string }
@@ -111,6 +136,7 @@ export function endpointsFor(
   options: StackOptions,
   dir = stackDir(),
   users?: KafkaSecureEndpoints['users'],
+  restClient?: { clientId: string; clientSecret: string },
 ): Endpoints {
   const p = paths(dir)
   const brokers = brokerPorts(options).map((b) => `127.0.0.1:${b.client}`)
@@ -140,6 +166,17 @@ export function endpointsFor(
       // The REST server's own JdbcCatalog: pyiceberg's SqlCatalog can read it directly.
       backend: { path: p.restCatalog, name: 'rest_backend' },
     },
+    ...(options.restAuth && restClient
+      ? {
+          restAuth: {
+            uri: `http://127.0.0.1:${options.ports.restAuth}`,
+            tokenEndpoint: `http://127.0.0.1:${options.ports.restAuth}/v1/oauth/tokens`,
+            ...restClient,
+            tokenSeconds: options.restAuthTokenSeconds,
+            issued: `http://127.0.0.1:${options.ports.restAuth}/_stack/issued`,
+          },
+        }
+      : {}),
     sql: { path: p.sqlCatalog, name: 'floe', warehouse: `file://${p.sqlWarehouse}` },
     azurite: {
       connectionString: `DefaultEndpointsProtocol=http;AccountName=${azuriteAccount};AccountKey=${azuriteKey};BlobEndpoint=${blobEndpoint};`,

@@ -11,6 +11,7 @@ import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, s
 import { startPostgres } from './postgres.ts'
 import { running, type ServiceRecord, services, stopService } from './processes.ts'
 import { pythonReady, setupPython } from './python.ts'
+import { newRestClient, startRestAuth } from './rest-auth.ts'
 import { startRestCatalog } from './rest-catalog.ts'
 
 const usage = `usage: npm run stack -- <command> [options]
@@ -36,6 +37,10 @@ options (up):
   --postgres         also start PostgreSQL for the SQL catalog (env FLOE_STACK_POSTGRES=1): a fresh
                      cluster in .stack/postgres, user and database floe
   --postgres-port P  PostgreSQL port (default 5432, env FLOE_STACK_POSTGRES_PORT)
+  --rest-auth        also run the OAuth 2 front of the REST catalog (env FLOE_STACK_REST_AUTH=1):
+                     client-credentials tokens that expire every few seconds, vended Azurite SAS
+  --rest-auth-port P its port (default 8191, env FLOE_STACK_REST_AUTH_PORT)
+  --rest-auth-token-seconds N  how long its tokens live (default 4, env FLOE_STACK_REST_AUTH_TOKEN_SECONDS)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
 
@@ -52,6 +57,13 @@ function port(flag: string | undefined, env: string, fallback: number): number {
 }
 
 class UsageError extends Error {}
+
+function tokenSeconds(flag: string | undefined): number {
+  const raw = flag ?? process.env.FLOE_STACK_REST_AUTH_TOKEN_SECONDS ?? '4'
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`bad token lifetime: ${raw}`)
+  return value
+}
 
 function options(values: Record<string, string | boolean | undefined>): StackOptions {
   const brokers = Number(values.brokers ?? 1)
@@ -75,13 +87,26 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
       rest: port(values['rest-port'] as string | undefined, 'FLOE_STACK_REST_PORT', defaultPorts.rest),
       azurite: port(values['azurite-port'] as string | undefined, 'FLOE_STACK_AZURITE_PORT', defaultPorts.azurite),
       postgres: port(values['postgres-port'] as string | undefined, 'FLOE_STACK_POSTGRES_PORT', defaultPorts.postgres),
+      restAuth: port(
+        values['rest-auth-port'] as string | undefined,
+        'FLOE_STACK_REST_AUTH_PORT',
+        defaultPorts.restAuth,
+      ),
     },
+    restAuth: values['rest-auth'] === true || process.env.FLOE_STACK_REST_AUTH === '1',
+    restAuthTokenSeconds: tokenSeconds(values['rest-auth-token-seconds'] as string | undefined),
   }
 }
 
 function serviceNames(opts: StackOptions): string[] {
   const kafka = opts.brokers === 1 ? ['kafka'] : ['kafka-1', 'kafka-2', 'kafka-3']
-  return [...kafka, 'iceberg-rest', 'azurite', ...(opts.postgres ? ['postgres'] : [])]
+  return [
+    ...kafka,
+    'iceberg-rest',
+    'azurite',
+    ...(opts.restAuth ? ['rest-auth'] : []),
+    ...(opts.postgres ? ['postgres'] : []),
+  ]
 }
 
 function seconds(since: number): string {
@@ -132,6 +157,7 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
   mkdirSync(paths(dir).logs, { recursive: true })
   const started: ServiceRecord[] = []
   const users = opts.kafkaSecurity === 'sasl_ssl' ? newCredentials() : undefined
+  const restClient = opts.restAuth ? newRestClient() : undefined
   if (users) {
     // Before the servers start: keytool runs synchronously and would starve their readiness probes.
     const t = performance.now()
@@ -163,7 +189,10 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
           ]
         : []),
       timed('azurite', startAzurite(opts, dir)),
-      timed('iceberg rest catalog', startRestCatalog(opts, dir)),
+      (async () => {
+        await timed('iceberg rest catalog', startRestCatalog(opts, dir))
+        if (restClient) await timed('rest catalog OAuth 2 front', startRestAuth(opts, dir, restClient))
+      })(),
       timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
     ])
     const failed = outcomes.find((outcome) => outcome.status === 'rejected')
@@ -173,7 +202,11 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     throw error
   }
   mkdirSync(paths(dir).logs, { recursive: true })
-  const endpoints: Written = { ...endpointsFor(opts, dir, users), ...(postgres ? { postgres } : {}), options: opts }
+  const endpoints: Written = {
+    ...endpointsFor(opts, dir, users, restClient),
+    ...(postgres ? { postgres } : {}),
+    options: opts,
+  }
   writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
   console.log(`stack up in ${seconds(t0)}`)
   printEndpoints(endpoints)
@@ -181,7 +214,7 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
 
 function printEndpoints(e: Endpoints): void {
   console.log(`  kafka         ${e.kafka.bootstrap}${e.kafka.secure ? `  (SASL_SSL ${e.kafka.secure.bootstrap})` : ''}
-  rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})
+  rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})${e.restAuth ? `\n  rest OAuth 2  ${e.restAuth.uri}  (tokens for ${e.restAuth.tokenSeconds} s)` : ''}
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
   azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}
   pyiceberg     ${e.python}
@@ -221,6 +254,9 @@ async function main(): Promise<number> {
       interop: { type: 'boolean' },
       postgres: { type: 'boolean' },
       'postgres-port': { type: 'string' },
+      'rest-auth': { type: 'boolean' },
+      'rest-auth-port': { type: 'string' },
+      'rest-auth-token-seconds': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })

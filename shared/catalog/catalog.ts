@@ -49,6 +49,18 @@ export interface LoadedTable {
   storageCredentials: StorageCredential[]
 }
 
+/**
+ * The storage properties a loaded table came with: its `config`, under the storage-credentials
+ * entry whose prefix is the longest one the table's location starts with (the spec's rule).
+ */
+export function vendedCredentialsOf(table: LoadedTable): Record<string, string> {
+  const location = table.metadata.location
+  const best = table.storageCredentials
+    .filter((credential) => location.startsWith(credential.prefix))
+    .sort((a, b) => b.prefix.length - a.prefix.length)[0]
+  return { ...table.config, ...best?.config }
+}
+
 export interface CommittedTable {
   metadata: TableMetadata
   metadataLocation: string

@@ -11,6 +11,7 @@ export {
   parseTableIdentifier,
   type StorageCredential,
   type TableIdentifier,
+  vendedCredentialsOf,
 } from './catalog.ts'
 export { type CatalogConfig, openCatalog } from './open.ts'
 export type { PostgresConnection } from './postgres.ts'

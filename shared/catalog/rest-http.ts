@@ -8,8 +8,11 @@
 import { Pool } from 'undici'
 import { type ErrorCode, FloeError } from '../errors.ts'
 import { type JsonValue, parseJson, stringifyJson } from '../json/index.ts'
+import type { RestTokenSource } from './rest-oauth.ts'
 
 export type RestOperation = 'commit' | 'create' | 'read' | 'drop'
+
+type Method = 'GET' | 'HEAD' | 'POST' | 'DELETE'
 
 export interface RestResponse {
   status: number
@@ -18,7 +21,10 @@ export interface RestResponse {
 
 export interface RestHttpOptions {
   uri: string
+  /** A static bearer token. */
   token?: string
+  /** OAuth 2 tokens, renewed before they expire and once more when the catalog refuses one. */
+  tokens?: RestTokenSource
   headers?: Record<string, string>
   requestTimeoutMs: number
   connections: number
@@ -69,6 +75,8 @@ function errorModel(body: JsonValue | undefined): { message?: string; type?: str
 }
 
 function statusCode(status: number, operation: RestOperation): ErrorCode {
+  // Refused even with a fresh token (or a static one): the same credential cannot do better.
+  if (status === 401) return 'CATALOG_AUTHENTICATION_FAILED'
   if (status === 404) return 'CATALOG_NOT_FOUND'
   if (status === 409) return operation === 'commit' ? 'COMMIT_CONFLICT' : 'CATALOG_ALREADY_EXISTS'
   // Every 5xx answer to a commit leaves its fate open (the spec names 500, 502, 504; a 503 from a
@@ -92,11 +100,13 @@ export class RestHttp {
   readonly #basePath: string
   readonly #headers: Record<string, string>
   readonly #timeoutMs: number
+  readonly #tokens: RestTokenSource | undefined
 
   constructor(options: RestHttpOptions) {
     const url = new URL(options.uri)
     this.#basePath = url.pathname.replace(/\/+$/, '')
     this.#timeoutMs = options.requestTimeoutMs
+    this.#tokens = options.tokens
     this.#pool = new Pool(url.origin, {
       connections: options.connections,
       headersTimeout: options.requestTimeoutMs,
@@ -112,28 +122,43 @@ export class RestHttp {
 
   /**
    * Sends one request and returns any HTTP answer (2xx or not); throws only for transport
-   * failures, already classified for `operation`.
+   * failures, already classified for `operation`, and for a token that could not be had. With
+   * OAuth, a 401 or 419 (the token expired on the way) is sent once more with a new token: the
+   * catalog refused it before looking at it, so even a commit is safe to send again.
    */
   async send(
-    method: 'GET' | 'HEAD' | 'POST' | 'DELETE',
+    method: Method,
     path: string,
     operation: RestOperation,
     options: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
   ): Promise<RestResponse> {
-    const query = options.query ? `?${new URLSearchParams(options.query)}` : ''
-    const what = `${method} ${path}`
+    const query = options.query && Object.keys(options.query).length ? `?${new URLSearchParams(options.query)}` : ''
     const headers: Record<string, string> = { ...this.#headers, ...options.headers }
     let body: string | undefined
     if (options.body !== undefined) {
       body = stringifyJson(options.body)
       headers['content-type'] = 'application/json'
     }
+    const request = { method, path: `${this.#basePath}${path}${query}`, what: `${method} ${path}`, operation, body }
+    if (this.#tokens === undefined) return this.#sendOnce(request, headers)
+    const token = await this.#tokens.token()
+    const first = await this.#sendOnce(request, { ...headers, authorization: `Bearer ${token}` })
+    if (first.status !== 401 && first.status !== 419) return first
+    const fresh = await this.#tokens.refresh(token)
+    return this.#sendOnce(request, { ...headers, authorization: `Bearer ${fresh}` })
+  }
+
+  async #sendOnce(
+    request: { method: Method; path: string; what: string; operation: RestOperation; body: string | undefined },
+    headers: Record<string, string>,
+  ): Promise<RestResponse> {
+    const { method, what, operation, body } = request
     let status: number
     let text: string
     try {
       const response = await this.#pool.request({
         method,
-        path: `${this.#basePath}${path}${query}`,
+        path: request.path,
         headers,
         body,
         signal: AbortSignal.timeout(this.#timeoutMs),

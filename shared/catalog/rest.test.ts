@@ -151,7 +151,7 @@ describe('the REST catalog client', () => {
       reply: { status: 400, body: '{"error":{"message":"x","type":"BadRequestException","code":400}}' },
       code: 'CATALOG_BAD_REQUEST',
     },
-    { name: '401', reply: { status: 401 }, code: 'CATALOG_BAD_REQUEST' },
+    { name: '401', reply: { status: 401 }, code: 'CATALOG_AUTHENTICATION_FAILED' },
     { name: '404', reply: { status: 404 }, code: 'CATALOG_NOT_FOUND' },
     { name: '200 that is not JSON', reply: { status: 200, body: 'ok' }, code: 'COMMIT_STATE_UNKNOWN' },
     {

@@ -23,12 +23,22 @@ import type {
 } from './catalog.ts'
 import { formatTableIdentifier } from './catalog.ts'
 import { RestHttp, type RestOperation, type RestResponse, statusFailure } from './rest-http.ts'
+import { RestTokenSource } from './rest-oauth.ts'
 
 export interface RestCatalogOptions {
   uri: string
   warehouse?: string
   /** Bearer token sent on every request. */
   token?: string
+  /**
+   * `client_id:client_secret` for the OAuth 2 client-credentials grant: a token is fetched at open
+   * and renewed before it expires (replaces `token`).
+   */
+  credential?: string
+  /** The scope asked for. Default `catalog`, as Iceberg's clients ask. */
+  scope?: string
+  /** The token endpoint. Default `<uri>/v1/oauth/tokens`. */
+  oauth2ServerUri?: string
   headers?: Record<string, string>
   /** Client catalog properties: applied over the server's defaults, under its overrides. */
   properties?: Record<string, string>
@@ -91,6 +101,7 @@ export class RestCatalog implements Catalog {
     properties: Record<string, string>,
     endpoints: Set<string> | undefined,
     options: RestCatalogOptions,
+    tokenEndpoint: string | undefined,
   ) {
     this.#http = http
     this.properties = properties
@@ -98,15 +109,28 @@ export class RestCatalog implements Catalog {
     this.#separator = decodeURIComponent(properties['namespace-separator'] ?? '%1F')
     this.#endpoints = endpoints
     this.#accessDelegation = options.accessDelegation ? { 'x-iceberg-access-delegation': options.accessDelegation } : {}
-    this.description = `rest ${uri}`
+    this.description = `rest ${uri}${tokenEndpoint ? `, OAuth 2 token from ${tokenEndpoint}` : ''}${
+      options.accessDelegation ? `, ${options.accessDelegation}` : ''
+    }`
   }
 
   /** Reads GET /v1/config first, as the spec asks, and configures itself from the answer. */
   static async open(options: RestCatalogOptions): Promise<RestCatalog> {
+    const requestTimeoutMs = options.requestTimeoutMs ?? 30_000
+    const tokens = options.credential
+      ? new RestTokenSource({
+          serverUri: options.oauth2ServerUri ?? `${options.uri.replace(/\/+$/, '')}/v1/oauth/tokens`,
+          credential: options.credential,
+          scope: options.scope ?? 'catalog',
+          timeoutMs: requestTimeoutMs,
+        })
+      : undefined
+    // The first token before the first request: a refused credential is named as such, at start.
+    await tokens?.token()
     const httpOptions = {
-      token: options.token,
+      ...(tokens ? { tokens } : { token: options.token }),
       headers: options.headers,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs,
       connections: options.connections ?? 4,
     }
     let http = new RestHttp({ uri: options.uri, ...httpOptions })
@@ -126,9 +150,9 @@ export class RestCatalog implements Catalog {
         // The server moved us elsewhere (an override of `uri`): talk to that from now on.
         await http.close()
         uri = overrides.uri
-        http = new RestHttp({ uri, ...httpOptions, token: options.token ?? properties.token })
+        http = new RestHttp({ uri, ...httpOptions, ...(tokens ? {} : { token: options.token ?? properties.token }) })
       }
-      return new RestCatalog(http, uri, properties, endpoints, options)
+      return new RestCatalog(http, uri, properties, endpoints, options, tokens?.serverUri)
     } catch (error) {
       await http.close()
       throw error

@@ -1,10 +1,12 @@
-// The catalog section as a catalog client needs it: a SQL catalog's database resolved to a SQLite
-// file or a PostgreSQL connection (from `uri` or from host, port, database and user), its password
-// read from the file the configuration names or taken from FLOE_CATALOG__PASSWORD; a password
-// written in the YAML itself, or inside the uri, is refused. Internal to shared/config.
+// The catalog section as a catalog client needs it, and its secrets. A SQL catalog's database is
+// resolved to a SQLite file or a PostgreSQL connection (from `uri` or from host, port, database
+// and user). Secrets come from the environment (FLOE_CATALOG__PASSWORD, __CREDENTIAL, __TOKEN) or
+// a file the configuration names (passwordFile, credentialFile); one written in the YAML itself,
+// or a password inside the uri, is refused, as Kafka's are. Azure storage without a connection
+// string is only accepted when the catalog vends the credentials. Internal to shared/config.
 import { FloeError } from '../errors.ts'
 import { readSecret } from './kafka-security.ts'
-import type { RawCatalogConfig } from './schema.ts'
+import type { RawCatalogConfig, RawConfig } from './schema.ts'
 
 type RawRest = Extract<RawCatalogConfig, { type: 'rest' }>
 type RawSql = Extract<RawCatalogConfig, { type: 'sql' }>
@@ -38,21 +40,33 @@ export function catalogLabel(catalog: CatalogSettings): string {
   return `postgresql://${user}@${host}:${port}/${database}`
 }
 
-/** Refuses catalog.password in the file's own tree (before the environment's overrides are applied). */
-export function refuseWrittenCatalogSecret(tree: Record<string, unknown>, source: string): void {
+const writtenSecrets = [
+  ['token', 'FLOE_CATALOG__TOKEN', undefined],
+  ['credential', 'FLOE_CATALOG__CREDENTIAL', 'credentialFile'],
+  ['password', 'FLOE_CATALOG__PASSWORD', 'passwordFile'],
+] as const
+
+/** Refuses a catalog secret in the file's own tree (before the environment's overrides are applied). */
+export function refuseWrittenCatalogSecrets(tree: Record<string, unknown>, source: string): void {
   const catalog = tree['catalog'] as Record<string, unknown> | undefined
-  if (catalog && typeof catalog === 'object' && catalog['password'] !== undefined) {
-    throw new FloeError(
-      'CONFIG_INVALID',
-      `${source}: catalog.password: a secret is not written in the configuration file: set FLOE_CATALOG__PASSWORD or catalog.passwordFile`,
-    )
+  for (const [key, variable, file] of writtenSecrets) {
+    if (catalog && typeof catalog === 'object' && catalog[key] !== undefined) {
+      throw new FloeError(
+        'CONFIG_INVALID',
+        `${source}: catalog.${key}: a secret is not written in the configuration file: set ${variable}${file ? ` or catalog.${file}` : ''}`,
+      )
+    }
   }
 }
 
 const postgresKeys = ['host', 'port', 'database', 'user', 'password', 'passwordFile'] as const
 
 export function resolveCatalog(raw: RawCatalogConfig, source: string): CatalogSettings {
-  if (raw.type === 'rest') return raw
+  if (raw.type === 'rest') {
+    if (raw.credentialFile === undefined) return raw
+    const { credentialFile, ...rest } = raw
+    return { ...rest, credential: readSecret(source, 'catalog.credentialFile', credentialFile) }
+  }
   const refuse = (key: string, problem: string) =>
     new FloeError('CONFIG_INVALID', `${source}: catalog.${key}: ${problem}`)
   const common: SqlCommon = { type: 'sql', name: raw.name, warehouse: raw.warehouse }
@@ -105,5 +119,26 @@ function fromUri(raw: RawSql, uri: string, refuse: Refuse): Address {
     port: url.port === '' ? 5432 : Number(url.port),
     database,
     user: decodeURIComponent(url.username),
+  }
+}
+
+/** Azure storage with no connection string of its own needs the catalog to vend its SAS tokens. */
+export function checkStorageCredentials(config: Pick<RawConfig, 'catalog' | 'storage' | 'datasets'>, source: string) {
+  const vended = config.catalog.type === 'rest' && config.catalog.accessDelegation === 'vended-credentials'
+  const sections: [string, string, RawConfig['storage'] | undefined][] = [
+    ['storage', 'FLOE_STORAGE__AZURE__CONNECTION_STRING', config.storage],
+    ...config.datasets.map((d, i): [string, string, RawConfig['storage'] | undefined] => [
+      `datasets[${i}].storage`,
+      `FLOE_DATASETS__${d.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}__STORAGE__AZURE__CONNECTION_STRING`,
+      d.storage,
+    ]),
+  ]
+  for (const [path, variable, storage] of sections) {
+    if (storage?.type === 'azure' && storage.azure.connectionString === undefined && !vended) {
+      throw new FloeError(
+        'CONFIG_INVALID',
+        `${source}: ${path}.azure.connectionString: missing (set ${variable}, or catalog.accessDelegation: vended-credentials)`,
+      )
+    }
   }
 }

@@ -7,12 +7,9 @@ import { parse } from 'yaml'
 import { isFloeError } from '../errors.ts'
 import { parseConfig, redact } from './load.ts'
 import { configSchema } from './schema.ts'
-import { oneDataset } from './test-support.ts'
+import { restAndOneDataset } from './test-support.ts'
 
-const rest = `catalog:
-  type: rest
-  uri: http://127.0.0.1:8181
-${oneDataset}`
+const rest = restAndOneDataset
 
 function config(kafka: string, env: NodeJS.ProcessEnv = {}) {
   return parseConfig(`kafka:\n  brokers: [127.0.0.1:9093]\n${kafka}${rest}`, 'floe.yaml', env)

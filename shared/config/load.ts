@@ -4,7 +4,12 @@ import { readFileSync } from 'node:fs'
 import { parseDocument } from 'yaml'
 import type { z } from 'zod'
 import { FloeError } from '../errors.ts'
-import { type CatalogSettings, refuseWrittenCatalogSecret, resolveCatalog } from './catalog.ts'
+import {
+  type CatalogSettings,
+  checkStorageCredentials,
+  refuseWrittenCatalogSecrets,
+  resolveCatalog,
+} from './catalog.ts'
 import { type DatasetConfig, resolveDataset } from './datasets.ts'
 import { type KafkaConfig, refuseWrittenSecrets, resolveKafka } from './kafka-security.ts'
 import { configSchema, type RawConfig } from './schema.ts'
@@ -116,7 +121,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   if (typeof tree !== 'object' || Array.isArray(tree))
     throw new FloeError('CONFIG_INVALID', `${source}: expected a YAML mapping`)
   refuseWrittenSecrets(tree, source)
-  refuseWrittenCatalogSecret(tree, source)
+  refuseWrittenCatalogSecrets(tree, source)
   applyEnvironment(tree, env)
   const parsed = configSchema.safeParse(tree)
   if (!parsed.success) {
@@ -125,6 +130,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     const first = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]
     throw new FloeError('CONFIG_INVALID', `${source}: ${first ? formatIssue(first, tree) : 'invalid'}`)
   }
+  checkStorageCredentials(parsed.data, source)
   const names = new Set<string>()
   const datasets = parsed.data.datasets.map((raw, i) => {
     if (names.has(raw.name))
@@ -161,7 +167,7 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return parseConfig(text, file, env)
 }
 
-const secretKeys = /^(password|secret|clientSecret|token|connectionString|accountKey|key|keyPem)$/i
+const secretKeys = /^(password|secret|clientSecret|token|credential|connectionString|accountKey|key|keyPem|sasToken)$/i
 
 /**
  * The configuration with every secret replaced, for logs and `floe validate`. A PEM (a CA, a

@@ -116,15 +116,38 @@ export const catalogSchema = z.discriminatedUnion('type', [
       type: z.literal('rest'),
       uri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
       warehouse: z.string().min(1).optional(),
-      /** Bearer token, from FLOE_CATALOG__TOKEN. */
-      token: z.string().min(1).optional(),
+      /** A static bearer token, from FLOE_CATALOG__TOKEN. */
+      token: secret.optional(),
+      /**
+       * OAuth 2 client credentials, `client_id:client_secret` (Iceberg's `credential`): from
+       * FLOE_CATALOG__CREDENTIAL or `credentialFile`. A token is fetched at start and renewed.
+       */
+      credential: secret.optional(),
+      credentialFile: z.string().min(1).optional(),
+      /** The scope the token is asked for (Iceberg's `scope`). */
+      scope: z.string().min(1).default('catalog'),
+      /** The token endpoint (Iceberg's `oauth2-server-uri`). Default `<uri>/v1/oauth/tokens`. */
+      oauth2ServerUri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+      /**
+       * `vended-credentials`: ask the catalog for the table's storage credentials
+       * (X-Iceberg-Access-Delegation) and write the dataset's files with them.
+       */
+      accessDelegation: z.literal('vended-credentials').optional(),
       /**
        * Each request's limit, connect to last byte. A commit without an answer by then is an
        * unknown outcome (looked for by its commit id), so a hung catalog never hangs a round.
        */
       requestTimeoutSeconds: positive.default(30),
     })
-    .strict(),
+    .strict()
+    .refine((c) => !(c.credential && c.credentialFile), {
+      error: 'set credentialFile or FLOE_CATALOG__CREDENTIAL, not both',
+      path: ['credential'],
+    })
+    .refine((c) => !(c.token && (c.credential || c.credentialFile)), {
+      error: 'set a token or a credential, not both',
+      path: ['token'],
+    }),
   z
     .object({
       type: z.literal('sql'),
@@ -167,7 +190,10 @@ export const storageBackendSchema = z.discriminatedUnion('type', [
       type: z.literal('azure'),
       azure: z
         .object({
-          connectionString: z.string().min(1, 'set it with FLOE_STORAGE__AZURE__CONNECTION_STRING'),
+          /** Unset: the account's SAS tokens come from the catalog (catalog.accessDelegation). */
+          connectionString: secret.optional(),
+          /** The blob endpoint for vended credentials; default https://<account>.blob.core.windows.net. */
+          blobEndpoint: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
           container: z.string().min(1),
         })
         .strict(),

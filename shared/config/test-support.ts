@@ -1,5 +1,5 @@
 // Test support for the configuration's unit tests: the one-line refusal of a file, and a minimal
-// ingestion and dataset section to put other sections in front of.
+// ingestion and dataset section to put other sections in front of (with a REST catalog, or not).
 import assert from 'node:assert/strict'
 import { isFloeError } from '../errors.ts'
 import { parseConfig } from './load.ts'
@@ -28,3 +28,9 @@ datasets:
     schema: {id: string}
     badRecords: skip
 `
+
+/** Everything after `kafka:`: a REST catalog, a WAL folder and one dataset. */
+export const restAndOneDataset = `catalog:
+  type: rest
+  uri: http://127.0.0.1:8181
+${oneDataset}`

@@ -7,6 +7,7 @@
 // ADLSFileIO and pyiceberg's fsspec/adlfs IO both open it; the host names the account only, the
 // blob endpoint comes from configuration, which is how the same location works on Azurite.
 import {
+  AnonymousCredential,
   BlobServiceClient,
   type ContainerClient,
   isRestError,
@@ -21,6 +22,8 @@ export interface AzureBlobConfig {
   connectionString?: string
   accountName?: string
   accountKey?: string
+  /** A SAS token (a catalog's vended `adls.sas-token.<account>`), with accountName. */
+  sasToken?: string
   /** Defaults to https://<account>.blob.core.windows.net. */
   blobEndpoint?: string
   /** Per-try timeout of the SDK's own retries (it retries transient failures itself). */
@@ -87,6 +90,10 @@ export class AzureBlobStorage implements ObjectStorage {
       const endpoint = config.blobEndpoint ?? `https://${config.accountName}.blob.core.windows.net`
       const credential = new StorageSharedKeyCredential(config.accountName, config.accountKey)
       this.#service = new BlobServiceClient(endpoint, credential, pipeline)
+    } else if (config.accountName && config.sasToken) {
+      const endpoint = config.blobEndpoint ?? `https://${config.accountName}.blob.core.windows.net`
+      const url = `${endpoint.replace(/\/+$/, '')}?${config.sasToken.replace(/^\?/, '')}`
+      this.#service = new BlobServiceClient(url, new AnonymousCredential(), pipeline)
     } else {
       throw new FloeError('CONFIG_INVALID', 'Azure storage needs a connection string, or an account name and key')
     }

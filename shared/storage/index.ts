@@ -2,6 +2,7 @@
 // (abfs[s]://container@account.dfs.core.windows.net/...), chosen by scheme. Files not re-exported
 // here are internal to shared/storage.
 export { type AzureBlobConfig, AzureBlobStorage, type AzureLocation, parseAzureLocation } from './azure.ts'
+export { type AzureAccountsConfig, AzureAccountsStorage } from './azure-vended.ts'
 export { LocalFileStorage, localPath } from './local.ts'
 export {
   type ObjectStorage,

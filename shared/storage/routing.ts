@@ -1,12 +1,12 @@
 // Picks the storage for a location by its scheme. One place knows the schemes, so S3 is one more
 // case here and one more file beside azure.ts.
 import { FloeError } from '../errors.ts'
-import { type AzureBlobConfig, AzureBlobStorage } from './azure.ts'
+import { type AzureAccountsConfig, AzureAccountsStorage } from './azure-vended.ts'
 import { LocalFileStorage } from './local.ts'
 import { type ObjectStorage, type StorageCallOptions, type StoredObject, schemeOf } from './object-storage.ts'
 
 export interface StorageConfig {
-  azure?: AzureBlobConfig
+  azure?: AzureAccountsConfig
 }
 
 type Backend = 'local' | 'azure'
@@ -30,15 +30,18 @@ function backendFor(location: string): Backend {
 
 function create(backend: Backend, config: StorageConfig): ObjectStorage {
   if (backend === 'local') return new LocalFileStorage()
-  if (config.azure === undefined) {
-    throw new FloeError('CONFIG_INVALID', 'an Azure location needs storage.azure to be configured')
-  }
-  return new AzureBlobStorage(config.azure)
+  // Without storage.azure, only an account whose SAS the catalog vends can be reached.
+  return new AzureAccountsStorage(config.azure ?? {})
 }
 
 /** The storage implementation for this location's scheme. */
 export function storageFor(location: string, config: StorageConfig = {}): ObjectStorage {
-  return create(backendFor(location), config)
+  const backend = backendFor(location)
+  // Alone, with nothing to hand it vended credentials, an unconfigured Azure could reach nothing.
+  if (backend === 'azure' && config.azure === undefined) {
+    throw new FloeError('CONFIG_INVALID', 'an Azure location needs storage.azure to be configured')
+  }
+  return create(backend, config)
 }
 
 /**
@@ -55,13 +58,26 @@ export class RoutedStorage implements ObjectStorage {
   }
 
   #for(location: string): ObjectStorage {
-    const backend = backendFor(location)
+    return this.#backend(backendFor(location))
+  }
+
+  #backend(backend: Backend): ObjectStorage {
     let storage = this.#backends.get(backend)
     if (storage === undefined) {
       storage = create(backend, this.#config)
       this.#backends.set(backend, storage)
     }
     return storage
+  }
+
+  /**
+   * Storage credentials a REST catalog vended with a loaded table (its `config`, or the
+   * storage-credentials entry for the table's location): used from now on for their accounts.
+   */
+  useVendedCredentials(properties: Readonly<Record<string, string>>): void {
+    if (!Object.keys(properties).some((key) => key.startsWith('adls.sas-token.'))) return
+    const azure = this.#backend('azure')
+    if (azure instanceof AzureAccountsStorage) azure.useVendedCredentials(properties)
   }
 
   put(location: string, bytes: Uint8Array, options?: StorageCallOptions): Promise<void> {

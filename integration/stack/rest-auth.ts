@@ -1,0 +1,245 @@
+// The local stack's OAuth 2 front of the Iceberg REST catalog (`stack up --rest-auth`): the
+// fixture server checks no tokens, so this small proxy does what a secured catalog does. Its
+// token endpoint (`/v1/oauth/tokens`, the REST spec's) issues client-credentials tokens that
+// expire after a few seconds; a request with no token or an unknown one is answered 401, an
+// expired one 401 or 419 in turn (servers answer either; Floe must renew on both); everything else
+// goes to the real catalog. A loadTable or createTable asked for vended credentials gets a real
+// SAS for Azurite's warehouse container in its `config` and `storage-credentials`, under
+// Iceberg's ADLS keys. `GET /_stack/issued` lists every token and SAS issued, for the tests that
+// grep logs for them. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its
+// settings come in REST_AUTH_SETTINGS (JSON), never on the command line.
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import {
+  ContainerSASPermissions,
+  generateBlobSASQueryParameters,
+  SASProtocol,
+  StorageSharedKeyCredential,
+} from '@azure/storage-blob'
+import { type JsonObject, type JsonValue, parseJson, stringifyJson } from '../../shared/json/index.ts'
+import { azuriteAccount, azuriteKey, endpointsFor, type RestAuthEndpoints, type StackOptions } from './layout.ts'
+import { type ServiceRecord, startService, waitReady } from './processes.ts'
+
+export interface RestAuthSettings {
+  port: number
+  /** The real REST catalog, on 127.0.0.1. */
+  backendPort: number
+  clientId: string
+  clientSecret: string
+  tokenSeconds: number
+  azurite: { account: string; accountKey: string; blobEndpoint: string; container: string }
+}
+
+interface Issued {
+  expiresAt: number
+  serial: number
+}
+
+/** A SAS is made again once this old, so a long test sees the client renew it. */
+const sasRenewMs = 20_000
+const sasLifetimeMs = 60 * 60_000
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  response.end(text)
+}
+
+function notAuthorized(response: ServerResponse, status: 401 | 419, message: string): void {
+  sendJson(response, status, { error: { message, type: 'NotAuthorizedException', code: status } })
+}
+
+async function bodyOf(message: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of message) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+/** loadTable (GET .../tables/<name>) or createTable (POST .../tables): the answers that vend. */
+function vends(method: string, path: string): boolean {
+  if (method === 'GET') return /^\/v1\/(?:[^/]+\/)?namespaces\/[^/]+\/tables\/[^/]+$/.test(path)
+  if (method === 'POST') return /^\/v1\/(?:[^/]+\/)?namespaces\/[^/]+\/tables$/.test(path)
+  return false
+}
+
+export function restAuthServer(settings: RestAuthSettings) {
+  const tokens = new Map<string, Issued>()
+  const issued = { tokens: [] as string[], sas: [] as string[] }
+  let serial = 0
+  let sas: { value: string; madeAt: number } | undefined
+  const { account, accountKey, blobEndpoint, container } = settings.azurite
+  const host = `${account}.dfs.core.windows.net`
+
+  const currentSas = (): string => {
+    if (sas && Date.now() - sas.madeAt < sasRenewMs) return sas.value
+    const now = Date.now()
+    const value = generateBlobSASQueryParameters(
+      {
+        containerName: container,
+        permissions: ContainerSASPermissions.parse('racwdl'),
+        startsOn: new Date(now - 5 * 60_000),
+        expiresOn: new Date(now + sasLifetimeMs),
+        protocol: SASProtocol.HttpsAndHttp,
+      },
+      new StorageSharedKeyCredential(account, accountKey),
+    ).toString()
+    sas = { value, madeAt: now }
+    issued.sas.push(value)
+    return value
+  }
+
+  const vendedConfig = (): Record<string, string> => ({
+    [`adls.sas-token.${host}`]: currentSas(),
+    [`adls.connection-string.${host}`]: blobEndpoint,
+  })
+
+  const issueToken = async (message: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const form = new URLSearchParams((await bodyOf(message)).toString('utf8'))
+    let clientId = form.get('client_id') ?? undefined
+    let clientSecret = form.get('client_secret') ?? undefined
+    const basic = /^Basic (.+)$/.exec(message.headers.authorization ?? '')?.[1]
+    if (basic) {
+      const [id, secret] = Buffer.from(basic, 'base64').toString('utf8').split(':')
+      clientId = decodeURIComponent(id ?? '')
+      clientSecret = decodeURIComponent(secret ?? '')
+    }
+    if (form.get('grant_type') !== 'client_credentials') {
+      sendJson(response, 400, { error: 'unsupported_grant_type' })
+      return
+    }
+    if (clientId !== settings.clientId || clientSecret !== settings.clientSecret) {
+      sendJson(response, 401, { error: 'invalid_client', error_description: 'unknown client or wrong secret' })
+      return
+    }
+    const token = randomBytes(24).toString('base64url')
+    tokens.set(token, { expiresAt: Date.now() + settings.tokenSeconds * 1000, serial: ++serial })
+    issued.tokens.push(token)
+    sendJson(response, 200, {
+      access_token: token,
+      token_type: 'bearer',
+      expires_in: settings.tokenSeconds,
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    })
+  }
+
+  const proxy = async (message: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
+    const body = await bodyOf(message)
+    const delegated = /vended-credentials/.test(String(message.headers['x-iceberg-access-delegation'] ?? ''))
+    const rewrite = delegated && vends(message.method ?? '', path)
+    const headers = { ...message.headers, host: `127.0.0.1:${settings.backendPort}` }
+    const upstream = request({
+      host: '127.0.0.1',
+      port: settings.backendPort,
+      method: message.method,
+      path: message.url,
+      headers,
+    })
+    upstream.on('error', () => sendJson(response, 502, { error: { message: 'catalog unreachable', code: 502 } }))
+    upstream.on('response', async (answer) => {
+      if (!rewrite || answer.statusCode !== 200) {
+        response.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(response)
+        return
+      }
+      // Lossless both ways: the metadata's 63-bit snapshot ids must come through unrounded.
+      const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
+      const config = vendedConfig()
+      const given = loaded.config
+      loaded.config = {
+        ...(typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}),
+        ...config,
+      }
+      loaded['storage-credentials'] = [{ prefix: `abfs://${container}@${host}/`, config } as JsonValue]
+      const text = stringifyJson(loaded)
+      const { 'content-length': _length, 'transfer-encoding': _encoding, ...rest } = answer.headers
+      response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(text) })
+      response.end(text)
+    })
+    upstream.end(body)
+  }
+
+  return createServer((message, response) => {
+    const path = new URL(message.url ?? '/', 'http://127.0.0.1').pathname
+    const handle = async () => {
+      if (message.method === 'POST' && path === '/v1/oauth/tokens') return issueToken(message, response)
+      if (message.method === 'GET' && path === '/_stack/issued') return sendJson(response, 200, issued)
+      const token = /^Bearer (.+)$/.exec(message.headers.authorization ?? '')?.[1]
+      const known = token === undefined ? undefined : tokens.get(token)
+      if (known === undefined) return notAuthorized(response, 401, token ? 'unknown token' : 'no token')
+      if (Date.now() >= known.expiresAt)
+        return notAuthorized(response, known.serial % 2 ? 419 : 401, 'the token has expired')
+      return proxy(message, response, path)
+    }
+    handle().catch(() => {
+      if (!response.headersSent) sendJson(response, 500, { error: { message: 'auth front failed', code: 500 } })
+      else response.destroy()
+    })
+  })
+}
+
+/** A new client of the front: its id and a random secret. */
+export function newRestClient(): { clientId: string; clientSecret: string } {
+  return { clientId: 'floe', clientSecret: randomBytes(18).toString('base64url') }
+}
+
+export async function startRestAuth(
+  options: StackOptions,
+  dir: string,
+  client: { clientId: string; clientSecret: string },
+): Promise<ServiceRecord> {
+  const { blobEndpoint, container } = endpointsFor(options, dir).azurite
+  const settings: RestAuthSettings = {
+    port: options.ports.restAuth,
+    backendPort: options.ports.rest,
+    ...client,
+    tokenSeconds: options.restAuthTokenSeconds,
+    azurite: { account: azuriteAccount, accountKey: azuriteKey, blobEndpoint, container },
+  }
+  const record = startService(dir, {
+    name: 'rest-auth',
+    command: process.execPath,
+    // The stack folder on the command line, so `down` recognises the pid as ours.
+    args: [fileURLToPath(import.meta.url), dir],
+    env: { ...process.env, REST_AUTH_SETTINGS: JSON.stringify(settings) },
+  })
+  await waitReady(dir, record, () => restAuthAnswers(settings), 30_000)
+  return record
+}
+
+/** Ready: a token is issued, and /v1/config answers through the front with it. */
+async function restAuthAnswers(settings: RestAuthSettings): Promise<boolean> {
+  const base = `http://127.0.0.1:${settings.port}`
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: settings.clientId,
+    client_secret: settings.clientSecret,
+    scope: 'catalog',
+  })
+  const answer = await fetch(`${base}/v1/oauth/tokens`, {
+    method: 'POST',
+    body: form,
+    signal: AbortSignal.timeout(2000),
+  })
+  const { access_token: token } = (await answer.json()) as { access_token?: string }
+  if (!answer.ok || !token) return false
+  const config = await fetch(`${base}/v1/config`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(2000),
+  })
+  await config.arrayBuffer()
+  return config.ok
+}
+
+export type { RestAuthEndpoints }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const settings = JSON.parse(process.env.REST_AUTH_SETTINGS ?? '{}') as RestAuthSettings
+  const server = restAuthServer(settings)
+  server.listen(settings.port, '127.0.0.1', () => console.log(`rest auth front on 127.0.0.1:${settings.port}`))
+  process.on('SIGTERM', () => {
+    server.close()
+    server.closeAllConnections()
+    process.exit(0)
+  })
+}
