@@ -27,7 +27,7 @@ describe("the catalog's OAuth 2 and vended-credential keys", () => {
   })
 
   test('or from credentialFile, without its line end', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'floe-catalog-secrets-'))
+    const dir = mkdtempSync(join(tmpdir(), 'floe-catalog-oauth-'))
     try {
       const file = join(dir, 'credential')
       writeFileSync(file, 'floe:from-file\n')
