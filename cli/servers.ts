@@ -5,7 +5,7 @@ import type { CatalogConfig } from '../shared/catalog/index.ts'
 import { type DatasetConfig, type FloeConfig, loadConfig, type StorageConfig } from '../shared/config/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import { type KafkaConnection, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
-import { RoutedStorage } from '../shared/storage/index.ts'
+import { namedStorageFailure, RoutedStorage } from '../shared/storage/index.ts'
 
 /**
  * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
@@ -15,6 +15,8 @@ import { RoutedStorage } from '../shared/storage/index.ts'
 export function reasonOf(error: unknown): string {
   const failure = kafkaConnectionFailureOf(error)
   if (failure && failure.kind !== 'unreachable') return failure.reason
+  const storage = namedStorageFailure(error)
+  if (storage !== undefined) return storage
   let current: unknown = error
   for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
     const code = (current as NodeJS.ErrnoException).code
@@ -104,9 +106,10 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
  */
 export function storageOf(config: FloeConfig, dataset?: DatasetConfig): RoutedStorage {
   const storage: StorageConfig = dataset?.storage ?? config.storage
-  return new RoutedStorage(
-    storage.type === 'azure' ? { azure: { connectionString: storage.azure.connectionString } } : {},
-  )
+  if (storage.type === 'azure')
+    return new RoutedStorage({ azure: { connectionString: storage.azure.connectionString } })
+  if (storage.type === 's3') return new RoutedStorage({ s3: storage.s3 })
+  return new RoutedStorage()
 }
 
 /** Where a command writes: process.stdout / stderr, or a test's buffer. */

@@ -7,6 +7,7 @@ import { FloeError } from '../errors.ts'
 import { type DatasetConfig, resolveDataset } from './datasets.ts'
 import { type KafkaConfig, refuseWrittenSecrets, resolveKafka } from './kafka-security.ts'
 import { configSchema, type RawConfig } from './schema.ts'
+import { refuseWrittenStorageSecrets } from './storage-secrets.ts'
 
 export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka'> {
   /** With the PEM and secret files it names read. */
@@ -113,6 +114,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   if (typeof tree !== 'object' || Array.isArray(tree))
     throw new FloeError('CONFIG_INVALID', `${source}: expected a YAML mapping`)
   refuseWrittenSecrets(tree, source)
+  refuseWrittenStorageSecrets(tree, source)
   applyEnvironment(tree, env)
   const parsed = configSchema.safeParse(tree)
   if (!parsed.success) {
@@ -151,7 +153,8 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return parseConfig(text, file, env)
 }
 
-const secretKeys = /^(password|secret|clientSecret|token|connectionString|accountKey|key|keyPem)$/i
+const secretKeys =
+  /^(password|secret|clientSecret|token|connectionString|accountKey|key|keyPem|accessKeyId|secretAccessKey|sessionToken)$/i
 
 /**
  * The configuration with every secret replaced, for logs and `floe validate`. A PEM (a CA, a
