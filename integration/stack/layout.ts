@@ -19,6 +19,7 @@ export interface StackPorts {
   kafkaSecure: number
   rest: number
   azurite: number
+  s3: number
 }
 
 export interface StackOptions {
@@ -26,10 +27,12 @@ export interface StackOptions {
   brokers: 1 | 3
   /** `sasl_ssl` adds a SASL_SSL listener to every broker, beside the PLAINTEXT one. */
   kafkaSecurity: 'plaintext' | 'sasl_ssl'
+  /** Also start the local S3 server (integration/stack/s3.ts). */
+  s3: boolean
 }
 
 // The SASL_SSL ports come after the six that three brokers and their controllers take.
-export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000 }
+export const defaultPorts: StackPorts = { kafka: 9092, kafkaSecure: 9098, rest: 8181, azurite: 10000, s3: 9000 }
 
 /** How a client reaches the SASL_SSL listener: its brokers, the PEM files, the users. */
 export interface KafkaSecureEndpoints {
@@ -44,11 +47,24 @@ export interface KafkaSecureEndpoints {
   users: { plain: { username: string; password: string }; scram: { username: string; password: string } }
 }
 
+/** The local S3 server: path-style addressing, the key of the IAM user the stack made. */
+export interface S3Endpoints {
+  endpoint: string
+  region: string
+  bucket: string
+  /** Where tables go in the bucket. */
+  warehouse: string
+  accessKeyId: string
+  secretAccessKey: string
+}
+
 export interface Endpoints {
   kafka: { bootstrap: string; brokers: string[]; secure?: KafkaSecureEndpoints }
   rest: { uri: string; warehouse: string; backend: { path: string; name: string } }
   sql: { path: string; name: string; warehouse: string }
   azurite: { connectionString: string; blobEndpoint: string; account: string; accountKey: string; container: string }
+  /** When the stack was started with --s3. */
+  s3?: S3Endpoints
   python: string
   verify: string
   logs: string

@@ -10,12 +10,13 @@ import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, s
 import { running, type ServiceRecord, services, stopService } from './processes.ts'
 import { pythonReady, setupPython } from './python.ts'
 import { startRestCatalog } from './rest-catalog.ts'
+import { startS3 } from './s3.ts'
 
 const usage = `usage: npm run stack -- <command> [options]
 
 commands:
   setup    resolve the Kafka and Iceberg jars from Maven and create the pyiceberg venv (idempotent)
-  up       start Kafka, the Iceberg REST catalog and Azurite on 127.0.0.1; write .stack/endpoints.json
+  up       start Kafka, the Iceberg REST catalog and Azurite (and S3) on 127.0.0.1; write .stack/endpoints.json
   down     stop exactly what up started, by pid
   status   show what runs and where
 
@@ -29,6 +30,9 @@ options (up):
                      env FLOE_STACK_KAFKA_SECURE_PORT)
   --rest-port P      REST catalog port (default 8181, env FLOE_STACK_REST_PORT)
   --azurite-port P   Azurite blob port (default 10000, env FLOE_STACK_AZURITE_PORT)
+  --s3               also start the local S3 server, moto (env FLOE_STACK_S3=1), with a bucket
+                     "warehouse" and an IAM user whose key is in endpoints.json
+  --s3-port P        S3 server port (default 9000, env FLOE_STACK_S3_PORT)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
 
@@ -57,6 +61,7 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
   return {
     brokers,
     kafkaSecurity,
+    s3: values.s3 === true || process.env.FLOE_STACK_S3 === '1',
     ports: {
       kafka,
       kafkaSecure: port(
@@ -66,13 +71,14 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
       ),
       rest: port(values['rest-port'] as string | undefined, 'FLOE_STACK_REST_PORT', defaultPorts.rest),
       azurite: port(values['azurite-port'] as string | undefined, 'FLOE_STACK_AZURITE_PORT', defaultPorts.azurite),
+      s3: port(values['s3-port'] as string | undefined, 'FLOE_STACK_S3_PORT', defaultPorts.s3),
     },
   }
 }
 
 function serviceNames(opts: StackOptions): string[] {
   const kafka = opts.brokers === 1 ? ['kafka'] : ['kafka-1', 'kafka-2', 'kafka-3']
-  return [...kafka, 'iceberg-rest', 'azurite']
+  return [...kafka, 'iceberg-rest', 'azurite', ...(opts.s3 ? ['s3'] : [])]
 }
 
 function seconds(since: number): string {
@@ -131,9 +137,18 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     console.log(`${name} ready in ${seconds(t)}`)
     return result
   }
+  let s3: Endpoints['s3']
+  const startLocalS3 = async () => {
+    const t = performance.now()
+    const result = await startS3(opts, dir)
+    started.push(result.record)
+    s3 = result.endpoints
+    console.log(`s3 (moto) ready in ${seconds(t)}`)
+  }
   try {
     // In parallel: the two JVMs start slowly and mostly wait on class loading and the quorum.
     await Promise.all([
+      ...(opts.s3 ? [startLocalS3()] : []),
       timed('azurite', startAzurite(opts, dir)),
       timed('iceberg rest catalog', startRestCatalog(opts, dir)),
       timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
@@ -143,7 +158,7 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     throw error
   }
   mkdirSync(paths(dir).logs, { recursive: true })
-  const endpoints: Written = { ...endpointsFor(opts, dir, users), options: opts }
+  const endpoints: Written = { ...endpointsFor(opts, dir, users), ...(s3 ? { s3 } : {}), options: opts }
   writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
   console.log(`stack up in ${seconds(t0)}`)
   printEndpoints(endpoints)
@@ -154,7 +169,12 @@ function printEndpoints(e: Endpoints): void {
   rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
   azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})
-  pyiceberg     ${e.python}
+${
+  e.s3
+    ? `  s3            ${e.s3.endpoint}  (bucket ${e.s3.bucket}, path style)
+`
+    : ''
+}  pyiceberg     ${e.python}
   endpoints     ${paths().endpoints}
   logs          ${e.logs}`)
 }
@@ -188,6 +208,8 @@ async function main(): Promise<number> {
       'kafka-secure-port': { type: 'string' },
       'rest-port': { type: 'string' },
       'azurite-port': { type: 'string' },
+      s3: { type: 'boolean' },
+      's3-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
