@@ -15,10 +15,11 @@ import { namedStorageFailure, RoutedStorage } from '../shared/storage/index.ts'
 export function reasonOf(error: unknown): string {
   const failure = kafkaConnectionFailureOf(error)
   if (failure && failure.kind !== 'unreachable') return failure.reason
-  const storage = namedStorageFailure(error)
-  if (storage !== undefined) return storage
   let current: unknown = error
   for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    // A missing bucket or refused credentials: the storage's own words name what to fix.
+    const storage = namedStorageFailure(current)
+    if (storage !== undefined) return storage
     const code = (current as NodeJS.ErrnoException).code
     if (code === 'ECONNREFUSED') return 'connection refused'
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'

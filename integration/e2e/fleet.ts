@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { azuriteLocation } from '../catalog/probe.ts'
 import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { s3Endpoints } from '../s3/support.ts'
 import { badEventsIn, malformedEvent } from './events.ts'
 import { digestOf } from './log-digest.ts'
 
@@ -25,8 +26,13 @@ export interface FleetOptions {
   drainTimeoutSeconds?: number
   /** kafka.sessionTimeoutMs of the workers: how soon a frozen worker loses its partitions. */
   sessionTimeoutMs?: number
-  /** Where data files go: the local warehouse (default) or Azurite. */
-  storage?: 'local' | 'azure'
+  /** Where data files go: the local warehouse (default), Azurite, or the stack's S3 server (`up --s3`). */
+  storage?: 'local' | 'azure' | 's3'
+  /**
+   * The REST catalog (default), or Floe's SQL catalog on a SQLite file of the fleet's own, its
+   * warehouse in the chosen storage (with `storage: 's3'`, data and metadata on S3).
+   */
+  catalog?: 'rest' | 'sql'
   extraConfig?: string
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
@@ -36,6 +42,18 @@ export interface FleetOptions {
    * certificate, the password from the environment. The test's own producer stays on PLAINTEXT.
    */
   kafka?: 'plaintext' | 'sasl_ssl'
+}
+
+/** The `catalog:` lines: the stack's REST catalog, or a SQL catalog whose warehouse is in the fleet's storage. */
+function catalogYaml(options: FleetOptions, dir: string, namespace: string): string {
+  if (options.catalog !== 'sql') return `catalog:\n  type: rest\n  uri: ${endpoints().rest.uri}\n`
+  const warehouse =
+    options.storage === 's3'
+      ? `${s3Endpoints().warehouse}/${namespace}`
+      : options.storage === 'azure'
+        ? azuriteLocation(namespace)
+        : `file://${join(dir, 'warehouse')}`
+  return `catalog:\n  type: sql\n  path: ${join(dir, 'catalog.db')}\n  warehouse: ${warehouse}\n`
 }
 
 /** The `kafka:` lines that reach the SASL_SSL listener, and the secrets a worker must never print. */
@@ -150,9 +168,11 @@ export class Fleet {
   readonly ids: string[] = []
   /** Ids of the malformed events produced: each must be in the dead-letter topic, none in the table. */
   readonly badIds: string[] = []
-  /** What no worker may ever write to its log: the SASL password and the private key, on SASL_SSL. */
+  /** What no worker may ever write to its log: the SASL password and the private key on SASL_SSL, the S3 secret key. */
   readonly secrets: string[]
   readonly #env: NodeJS.ProcessEnv
+  /** The SQL catalog's file, when the fleet has one. */
+  readonly #sqlPath: string | undefined
   #serial = 0
   readonly #incarnations = new Map<string, number>()
 
@@ -170,9 +190,14 @@ export class Fleet {
     this.config = config
     this.dlqTopic = `${topic}-dlq`
     this.commitIntervalMs = (options.commitIntervalSeconds ?? 2) * 1000
-    this.secrets = kafka?.secrets ?? []
+    const s3 = options.storage === 's3' ? s3Endpoints() : undefined
+    this.secrets = [...(kafka?.secrets ?? []), ...(s3 ? [s3.secretAccessKey] : [])]
+    this.#sqlPath = options.catalog === 'sql' ? join(dir, 'catalog.db') : undefined
     this.#env = {
       ...kafka?.env,
+      ...(s3
+        ? { FLOE_STORAGE__S3__ACCESS_KEY_ID: s3.accessKeyId, FLOE_STORAGE__S3__SECRET_ACCESS_KEY: s3.secretAccessKey }
+        : {}),
       ...(options.storage === 'azure'
         ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
         : {}),
@@ -192,13 +217,23 @@ export class Fleet {
     const azure = options.storage === 'azure'
     const kafka = options.kafka === 'sasl_ssl' ? secureKafka() : undefined
     // The table's data files on Azurite; pyiceberg reads abfs:// through fsspec (integration/participant).
-    const storage = azure
+    const s3 = options.storage === 's3' ? s3Endpoints() : undefined
+    const storage = s3
       ? `storage:
+  type: s3
+  s3:
+    bucket: ${s3.bucket}
+    region: ${s3.region}
+    endpoint: ${s3.endpoint}
+    forcePathStyle: true
+`
+      : azure
+        ? `storage:
   type: azure
   azure:
     container: ${endpoints().azurite.container}
 `
-      : ''
+        : ''
     const tableProperties = azure
       ? `    tableProperties:
       write.data.path: ${azuriteLocation(`${namespace}/events/data`)}
@@ -211,10 +246,7 @@ export class Fleet {
 ${kafka?.yaml ?? `  brokers: [${endpoints().kafka.bootstrap}]\n`}  groupPrefix: ${uniqueName('floe')}
   controlTopic: ${uniqueName('e2e-control')}
   sessionTimeoutMs: ${options.sessionTimeoutMs ?? 30_000}
-catalog:
-  type: rest
-  uri: ${endpoints().rest.uri}
-${storage}ingestion:
+${catalogYaml(options, dir, namespace)}${storage}ingestion:
   commitIntervalSeconds: ${options.commitIntervalSeconds ?? 2}
   commitTimeoutSeconds: ${options.commitTimeoutSeconds ?? 5}
   drainTimeoutSeconds: ${options.drainTimeoutSeconds ?? 20}
@@ -351,7 +383,7 @@ log:
     const deadline = Date.now() + timeoutMs
     let last: VerifyResult | undefined
     while (Date.now() < deadline) {
-      last = await verifyTable(this.table, { idsFile, idColumn: 'id' }).catch(
+      last = await verifyTable(this.table, { idsFile, idColumn: 'id', ...this.#verifyCatalog() }).catch(
         (error: unknown) => ({ error: String(error) }) as VerifyResult,
       )
       if (!last.error && last.ids && last.ids.found >= this.ids.length && last.ids.missing === 0) return last
@@ -359,6 +391,11 @@ log:
     }
     if (!last) throw new Error('no verification ran')
     return last
+  }
+
+  /** How pyiceberg finds the table: the REST catalog, or the fleet's SQLite file. */
+  #verifyCatalog(): { catalog?: 'sql'; sqlPath?: string } {
+    return this.#sqlPath ? { catalog: 'sql', sqlPath: this.#sqlPath } : {}
   }
 
   /** The worker's Prometheus metrics as `name{labels}` -> value (the port it logged at start). */
