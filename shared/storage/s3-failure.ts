@@ -1,6 +1,6 @@
 // What an S3 failure means for Floe, decided by the SDK's error name (S3's error code) and HTTP
 // status, never by message text. Classes, as for Azure (object-storage.ts):
-//   - a missing object on get or exists: STORAGE_NOT_FOUND;
+//   - a missing object on get: STORAGE_NOT_FOUND (exists says false);
 //   - everything else S3 or the network says: STORAGE_UNAVAILABLE, retried with backoff by the
 //     uploader. That includes a missing bucket, refused credentials and a denied access: an
 //     operator fixes those without restarting Floe (a bucket created, a key or policy rotated),
@@ -80,10 +80,7 @@ export function s3ReasonOf(
   if (network) return { reason: 'unreachable', code: network }
   if (code === 'CredentialsProviderError') return { reason: 'no-credentials', ...tag }
   if (code === 'NoSuchBucket') return { reason: 'no-such-bucket', ...tag }
-  // HEAD answers carry no body: 404 on HeadBucket is the bucket, on HeadObject the key.
-  if (status === 404 && operation === 'head bucket') return { reason: 'no-such-bucket', ...tag }
-  if (code === 'NoSuchKey' || (status === 404 && (operation === 'get' || operation === 'exists')))
-    return { reason: 'no-such-key', ...tag }
+  if (code === 'NoSuchKey' || (status === 404 && operation === 'get')) return { reason: 'no-such-key', ...tag }
   if (code !== undefined && credentialCodes.has(code)) return { reason: 'credentials-refused', ...tag }
   if (code === 'AccessDenied' || status === 403) return { reason: 'access-denied', ...tag }
   if ((code !== undefined && throttleCodes.has(code)) || status === 429 || status === 503)

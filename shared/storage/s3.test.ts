@@ -44,24 +44,9 @@ describe('S3 failure classification', () => {
       reason: 'no-such-key',
     },
     {
-      what: 'a HEAD 404 on exists',
-      error: serviceError('NotFound', 404),
-      operation: 'exists',
-      code: 'STORAGE_NOT_FOUND',
-      reason: 'no-such-key',
-    },
-    {
       what: 'a missing bucket',
       error: serviceError('NoSuchBucket', 404),
       operation: 'put',
-      code: 'STORAGE_UNAVAILABLE',
-      reason: 'no-such-bucket',
-      says: /bucket lake does not exist/,
-    },
-    {
-      what: 'a HEAD 404 on the bucket',
-      error: serviceError('NotFound', 404),
-      operation: 'head bucket',
       code: 'STORAGE_UNAVAILABLE',
       reason: 'no-such-bucket',
       says: /bucket lake does not exist/,
@@ -96,13 +81,6 @@ describe('S3 failure classification', () => {
       code: 'STORAGE_UNAVAILABLE',
       reason: 'access-denied',
       says: /denied access to bucket lake/,
-    },
-    {
-      what: 'a HEAD 403',
-      error: serviceError('Forbidden', 403),
-      operation: 'exists',
-      code: 'STORAGE_UNAVAILABLE',
-      reason: 'access-denied',
     },
     {
       what: 'throttling',

@@ -12,8 +12,7 @@ import { createReadStream } from 'node:fs'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
+  ListObjectsV2Command,
   paginateListObjectsV2,
   S3Client,
   type S3ClientConfig,
@@ -68,8 +67,6 @@ export class S3Storage implements ObjectStorage {
   readonly #client: S3Client
   readonly #bucket: string
   readonly #prefix: string
-  /** Set once HeadBucket answered: a 404 on an object is then the object's, not the bucket's. */
-  #bucketSeen = false
 
   constructor(config: S3Config) {
     if (!config.bucket) throw new FloeError('CONFIG_INVALID', 'S3 storage needs a bucket')
@@ -146,7 +143,7 @@ export class S3Storage implements ObjectStorage {
     try {
       await this.#upload(location, bytes, options.signal)
     } catch (error) {
-      throw await this.#failure(error, 'put', location)
+      throw this.#failure(error, 'put', location)
     }
   }
 
@@ -161,7 +158,7 @@ export class S3Storage implements ObjectStorage {
       await opened
       await this.#upload(location, stream, options.signal)
     } catch (error) {
-      throw await this.#failure(error, 'put', location)
+      throw this.#failure(error, 'put', location)
     } finally {
       stream.destroy()
     }
@@ -177,19 +174,22 @@ export class S3Storage implements ObjectStorage {
       if (answer.Body === undefined) return new Uint8Array()
       return await answer.Body.transformToByteArray()
     } catch (error) {
-      throw await this.#failure(error, 'get', location)
+      throw this.#failure(error, 'get', location)
     }
   }
 
+  /**
+   * A listing of at most one key from the key itself (no key with that prefix sorts before it),
+   * not a HEAD: a HEAD's error has no body, so a missing bucket or a refused key would read as a
+   * 403 or 404 without a name. The uploader's size check lists too, so no further permission.
+   */
   async exists(location: string): Promise<boolean> {
     try {
       const { key } = this.#object(location)
-      await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }))
-      return true
+      const page = await this.#client.send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: key, MaxKeys: 1 }))
+      return page.Contents?.[0]?.Key === key
     } catch (error) {
-      const failure = await this.#failure(error, 'exists', location)
-      if (failure instanceof FloeError && failure.code === 'STORAGE_NOT_FOUND') return false
-      throw failure
+      throw this.#failure(error, 'exists', location)
     }
   }
 
@@ -202,7 +202,7 @@ export class S3Storage implements ObjectStorage {
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }))
       return true
     } catch (error) {
-      throw await this.#failure(error, 'delete', location)
+      throw this.#failure(error, 'delete', location)
     }
   }
 
@@ -217,7 +217,7 @@ export class S3Storage implements ObjectStorage {
         }
       }
     } catch (error) {
-      throw await this.#failure(error, 'list', prefix)
+      throw this.#failure(error, 'list', prefix)
     }
   }
 
@@ -226,20 +226,7 @@ export class S3Storage implements ObjectStorage {
     this.#client.destroy()
   }
 
-  /**
-   * A HEAD that found nothing has no body to say whether the key or the bucket is missing: the
-   * first such answer asks HeadBucket, so a missing bucket is named as such, not as "no object".
-   */
-  async #failure(error: unknown, operation: string, location: string): Promise<unknown> {
-    const failure = s3Failure(error, operation, location, this.#bucket)
-    if (failure instanceof FloeError && failure.code === 'STORAGE_NOT_FOUND' && !this.#bucketSeen) {
-      try {
-        await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }))
-        this.#bucketSeen = true
-      } catch (bucketError) {
-        return s3Failure(bucketError, 'head bucket', location, this.#bucket)
-      }
-    }
-    return failure
+  #failure(error: unknown, operation: string, location: string): unknown {
+    return s3Failure(error, operation, location, this.#bucket)
   }
 }
