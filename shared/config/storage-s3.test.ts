@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseConfig, redact } from './load.ts'
@@ -159,4 +161,14 @@ describe('storage.type s3', () => {
       assert.ok(!message.includes('wJalr'), 'no secret in the message')
     })
   }
+
+  test('the documented S3 example is a valid configuration, with its credentials from the environment', () => {
+    const example = join(import.meta.dirname, '..', '..', 'docs', 'examples', 'floe.s3.yaml')
+    const parsed = parseConfig(readFileSync(example, 'utf8'), example, {
+      FLOE_STORAGE__S3__ACCESS_KEY_ID: 'a',
+      FLOE_STORAGE__S3__SECRET_ACCESS_KEY: 'b',
+    })
+    assert.equal(parsed.storage.type, 's3')
+    assert.equal(parsed.catalog.type === 'sql' && parsed.catalog.warehouse, 's3://analytics-lake/warehouse')
+  })
 })
