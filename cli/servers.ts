@@ -5,7 +5,7 @@ import type { CatalogConfig } from '../shared/catalog/index.ts'
 import { type DatasetConfig, type FloeConfig, loadConfig, type StorageConfig } from '../shared/config/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import { type KafkaConnection, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
-import { RoutedStorage } from '../shared/storage/index.ts'
+import { namedStorageFailure, RoutedStorage } from '../shared/storage/index.ts'
 
 /**
  * The root cause of a failure in words ("connection refused"), not a stack. Follows causes and the
@@ -17,6 +17,9 @@ export function reasonOf(error: unknown): string {
   if (failure && failure.kind !== 'unreachable') return failure.reason
   let current: unknown = error
   for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    // A missing bucket or refused credentials: the storage's own words name what to fix.
+    const storage = namedStorageFailure(current)
+    if (storage !== undefined) return storage
     const code = (current as NodeJS.ErrnoException).code
     if (code === 'ECONNREFUSED') return 'connection refused'
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
@@ -114,6 +117,7 @@ export function catalogConfigOf(config: FloeConfig, storage: RoutedStorage): Cat
  */
 export function storageOf(config: FloeConfig, dataset?: DatasetConfig): RoutedStorage {
   const storage: StorageConfig = dataset?.storage ?? config.storage
+  if (storage.type === 's3') return new RoutedStorage({ s3: storage.s3 })
   if (storage.type !== 'azure') return new RoutedStorage({})
   const { connectionString, blobEndpoint } = storage.azure
   return new RoutedStorage({

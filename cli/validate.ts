@@ -97,7 +97,9 @@ async function checkDataset(
     ? dataLocationOf(table.metadata)
     : (dataset.tableProperties['write.data.path'] ?? config.catalog.warehouse)
   const kind = (dataset.storage ?? config.storage).type
-  const name = `dataset ${dataset.name}: storage ${kind}${dataset.storage ? ' (its own)' : ''}`
+  // A dataset without storage of its own holds the top-level one (load.ts), the same object.
+  const own = dataset.storage !== undefined && dataset.storage !== config.storage
+  const name = `dataset ${dataset.name}: storage ${kind}${own ? ' (its own)' : ''}`
   const storageConfig = dataset.storage ?? config.storage
   if (!table && storageConfig.type === 'azure' && !storageConfig.azure.connectionString) {
     await record(

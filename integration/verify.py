@@ -6,7 +6,7 @@ against the schema) is proof that Floe's files and metadata are valid Iceberg.
 Usage (through the integration/verify wrapper, which picks the stack's venv):
   verify TABLE [--catalog rest|sql|postgres] [--uri URI] [--sql-path FILE --sql-name NAME]
          [--sql-uri postgresql://USER@HOST:PORT/DB]
-         [--ids-file FILE --id-column COL] [--filter EXPR] [--rows N]
+         [--ids-file FILE --id-column COL] [--filter EXPR] [--rows N] [--property KEY=VALUE ...]
 
 Prints one JSON object: metadata location, row count (from reading every file, not from the
 manifests), schema, snapshot summaries, and with --ids-file the ids missing and duplicated.
@@ -41,6 +41,17 @@ def load_catalog(args):
         # Lets pyiceberg (fsspec/adlfs) read abfs:// locations on the local Azurite.
         props["adls.connection-string"] = azurite["connectionString"]
         props["adls.account-name"] = azurite["account"]
+    s3 = known.get("s3")
+    if s3:
+        # pyiceberg's own S3 FileIO (pyarrow's S3 filesystem) reads s3:// on the stack's server.
+        props["s3.endpoint"] = s3["endpoint"]
+        props["s3.access-key-id"] = s3["accessKeyId"]
+        props["s3.secret-access-key"] = s3["secretAccessKey"]
+        props["s3.region"] = s3["region"]
+        props["s3.force-virtual-addressing"] = "false"
+    for prop in args.property or []:
+        key, _, value = prop.partition("=")
+        props[key] = value
     if args.catalog == "rest":
         uri = args.uri or known.get("rest", {}).get("uri")
         if not uri:
@@ -83,6 +94,12 @@ def main():
     parser.add_argument("--id-column", default="id", help="column holding the ids (default: id)")
     parser.add_argument("--filter", help="pyiceberg row filter, e.g. \"kind = 'click'\"")
     parser.add_argument("--rows", type=int, default=0, help="also print the first N rows")
+    parser.add_argument(
+        "--property",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a catalog or FileIO property, e.g. s3.endpoint=http://127.0.0.1:9000 (repeatable; the stack's S3 ones are set already)",
+    )
     args = parser.parse_args()
 
     try:

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { azuriteLocation } from '../catalog/probe.ts'
 import { endpoints, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
+import { s3Endpoints } from '../s3/support.ts'
 import { badEventsIn, malformedEvent } from './events.ts'
 import { digestOf } from './log-digest.ts'
 
@@ -25,8 +26,15 @@ export interface FleetOptions {
   drainTimeoutSeconds?: number
   /** kafka.sessionTimeoutMs of the workers: how soon a frozen worker loses its partitions. */
   sessionTimeoutMs?: number
-  /** Where data files go: the local warehouse (default) or Azurite. */
-  storage?: 'local' | 'azure'
+  /** Where data files go: the local warehouse (default), Azurite, or the stack's S3 server (`up --s3`). */
+  storage?: 'local' | 'azure' | 's3'
+  /**
+   * The workers' catalog: the stack's REST catalog (default); `sql`, Floe's SQL catalog on a SQLite
+   * file of the fleet's own, its warehouse in the chosen storage (with `storage: 's3'`, data and
+   * metadata on S3); or `postgres`, the SQL catalog on the stack's PostgreSQL (`stack up
+   * --postgres`), the password from the environment. pyiceberg reads through the same catalog.
+   */
+  catalog?: 'rest' | 'sql' | 'postgres'
   extraConfig?: string
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
@@ -41,23 +49,30 @@ export interface FleetOptions {
    * place of the default five columns; `produce` then needs an `event` that fits them.
    */
   dataset?: string
-  /**
-   * The workers' catalog: the stack's REST catalog (default), or the SQL catalog on the stack's
-   * PostgreSQL (`stack up --postgres`), the password from the environment; pyiceberg then reads
-   * through its own SqlCatalog on the same database.
-   */
-  catalog?: 'rest' | 'postgres'
 }
 
-/** The `catalog:` lines of a worker's floe.yaml, and the environment that gives the password. */
-function catalogSection(catalog: FleetOptions['catalog'], dir: string): { yaml: string; env: NodeJS.ProcessEnv } {
-  if (catalog !== 'postgres') return { yaml: `  type: rest\n  uri: ${endpoints().rest.uri}\n`, env: {} }
-  const server = endpoints().postgres
-  if (!server) throw new Error('the stack has no PostgreSQL: start it with --postgres')
-  return {
-    yaml: `  type: sql\n  uri: ${server.uri}\n  warehouse: file://${join(dir, 'warehouse')}\n`,
-    env: { FLOE_CATALOG__PASSWORD: server.password },
+/** The `catalog:` section of a worker's floe.yaml, and the environment that gives its password. */
+function catalogSection(
+  options: FleetOptions,
+  dir: string,
+  namespace: string,
+): { yaml: string; env: NodeJS.ProcessEnv } {
+  if (options.catalog === 'postgres') {
+    const server = endpoints().postgres
+    if (!server) throw new Error('the stack has no PostgreSQL: start it with --postgres')
+    return {
+      yaml: `catalog:\n  type: sql\n  uri: ${server.uri}\n  warehouse: file://${join(dir, 'warehouse')}\n`,
+      env: { FLOE_CATALOG__PASSWORD: server.password },
+    }
   }
+  if (options.catalog !== 'sql') return { yaml: `catalog:\n  type: rest\n  uri: ${endpoints().rest.uri}\n`, env: {} }
+  const warehouse =
+    options.storage === 's3'
+      ? `${s3Endpoints().warehouse}/${namespace}`
+      : options.storage === 'azure'
+        ? azuriteLocation(namespace)
+        : `file://${join(dir, 'warehouse')}`
+  return { yaml: `catalog:\n  type: sql\n  path: ${join(dir, 'catalog.db')}\n  warehouse: ${warehouse}\n`, env: {} }
 }
 
 /** The `kafka:` lines that reach the SASL_SSL listener, and the secrets a worker must never print. */
@@ -187,11 +202,11 @@ export class Fleet {
   readonly ids: string[] = []
   /** Ids of the malformed events produced: each must be in the dead-letter topic, none in the table. */
   readonly badIds: string[] = []
-  /** What no worker may ever write to its log: the SASL password and the private key, on SASL_SSL. */
+  /** What no worker may ever write to its log: the SASL password and the private key on SASL_SSL, the S3 secret key. */
   readonly secrets: string[]
-  /** The catalog pyiceberg reads the table through. */
-  readonly catalog: 'rest' | 'postgres'
   readonly #env: NodeJS.ProcessEnv
+  /** How pyiceberg finds the table: the workers' catalog (with the SQLite file, when the fleet has one). */
+  readonly #verifyCatalog: { catalog: 'rest' | 'sql' | 'postgres'; sqlPath?: string }
   #serial = 0
   readonly #incarnations = new Map<string, number>()
 
@@ -210,11 +225,22 @@ export class Fleet {
     this.config = config
     this.dlqTopic = `${topic}-dlq`
     this.commitIntervalMs = (options.commitIntervalSeconds ?? 2) * 1000
-    this.secrets = [...(kafka?.secrets ?? []), ...Object.values(catalogEnv).filter((v) => v !== undefined)]
-    this.catalog = options.catalog ?? 'rest'
+    const s3 = options.storage === 's3' ? s3Endpoints() : undefined
+    this.secrets = [
+      ...(kafka?.secrets ?? []),
+      ...Object.values(catalogEnv).filter((v) => v !== undefined),
+      ...(s3 ? [s3.secretAccessKey] : []),
+    ]
+    this.#verifyCatalog =
+      options.catalog === 'sql'
+        ? { catalog: 'sql', sqlPath: join(dir, 'catalog.db') }
+        : { catalog: options.catalog ?? 'rest' }
     this.#env = {
       ...kafka?.env,
       ...catalogEnv,
+      ...(s3
+        ? { FLOE_STORAGE__S3__ACCESS_KEY_ID: s3.accessKeyId, FLOE_STORAGE__S3__SECRET_ACCESS_KEY: s3.secretAccessKey }
+        : {}),
       ...(options.storage === 'azure'
         ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
         : {}),
@@ -233,15 +259,25 @@ export class Fleet {
     const config = join(dir, 'floe.yaml')
     const azure = options.storage === 'azure'
     const kafka = options.kafka === 'sasl_ssl' ? secureKafka() : undefined
-    const catalog = catalogSection(options.catalog, dir)
+    const catalog = catalogSection(options, dir, namespace)
     // The table's data files on Azurite; pyiceberg reads abfs:// through fsspec (integration/participant).
-    const storage = azure
+    const s3 = options.storage === 's3' ? s3Endpoints() : undefined
+    const storage = s3
       ? `storage:
+  type: s3
+  s3:
+    bucket: ${s3.bucket}
+    region: ${s3.region}
+    endpoint: ${s3.endpoint}
+    forcePathStyle: true
+`
+      : azure
+        ? `storage:
   type: azure
   azure:
     container: ${endpoints().azurite.container}
 `
-      : ''
+        : ''
     const tableProperties = azure
       ? `    tableProperties:
       write.data.path: ${azuriteLocation(`${namespace}/events/data`)}
@@ -254,7 +290,6 @@ export class Fleet {
 ${kafka?.yaml ?? `  brokers: [${endpoints().kafka.bootstrap}]\n`}  groupPrefix: ${uniqueName('floe')}
   controlTopic: ${uniqueName('e2e-control')}
   sessionTimeoutMs: ${options.sessionTimeoutMs ?? 30_000}
-catalog:
 ${catalog.yaml}${storage}ingestion:
   commitIntervalSeconds: ${options.commitIntervalSeconds ?? 2}
   commitTimeoutSeconds: ${options.commitTimeoutSeconds ?? 5}
@@ -380,7 +415,7 @@ log:
     const deadline = Date.now() + timeoutMs
     let last: VerifyResult | undefined
     while (Date.now() < deadline) {
-      last = await verifyTable(this.table, { idsFile, idColumn: 'id', catalog: this.catalog }).catch(
+      last = await verifyTable(this.table, { idsFile, idColumn: 'id', ...this.#verifyCatalog }).catch(
         (error: unknown) => ({ error: String(error) }) as VerifyResult,
       )
       if (!last.error && last.ids && last.ids.found >= this.ids.length && last.ids.missing === 0) return last

@@ -23,6 +23,8 @@ export interface StackPorts {
   postgres: number
   /** The OAuth 2 front of the REST catalog, when the stack runs one. */
   restAuth: number
+  /** The local S3 server, when the stack runs one (`up --s3`). */
+  s3: number
 }
 
 export interface StackOptions {
@@ -36,6 +38,8 @@ export interface StackOptions {
   restAuth: boolean
   /** How long the front's tokens live. */
   restAuthTokenSeconds: number
+  /** Also start the local S3 server (./s3.ts). */
+  s3: boolean
 }
 
 // The SASL_SSL ports come after the six that three brokers and their controllers take.
@@ -46,6 +50,7 @@ export const defaultPorts: StackPorts = {
   azurite: 10000,
   restAuth: 8191,
   postgres: 5432,
+  s3: 9000,
 }
 
 /** How a client reaches the SASL_SSL listener: its brokers, the PEM files, the users. */
@@ -84,6 +89,17 @@ export interface RestAuthEndpoints {
   issued: string
 }
 
+/** The local S3 server: path-style addressing, the key of the IAM user the stack made. */
+export interface S3Endpoints {
+  endpoint: string
+  region: string
+  bucket: string
+  /** Where tables go in the bucket. */
+  warehouse: string
+  accessKeyId: string
+  secretAccessKey: string
+}
+
 export interface Endpoints {
   kafka: { bootstrap: string; brokers: string[]; secure?: KafkaSecureEndpoints }
   rest: { uri: string; warehouse: string; backend: { path: string; name: string } }
@@ -91,6 +107,8 @@ export interface Endpoints {
   sql: { path: string; name: string; warehouse: string }
   postgres?: PostgresEndpoints
   azurite: { connectionString: string; blobEndpoint: string; account: string; accountKey: string; container: string }
+  /** When the stack was started with --s3. */
+  s3?: S3Endpoints
   python: string
   verify: string
   logs: string

@@ -22,10 +22,19 @@ function pythonCommand(): string {
 }
 
 /** Creates or refreshes the venv. Returns whether it installed anything. */
+function stampOf(dir: string): string {
+  return join(paths(dir).venv, '.requirements-sha256')
+}
+
+function upToDate(dir: string): boolean {
+  const stamp = stampOf(dir)
+  return existsSync(stamp) && readFileSync(stamp, 'utf8') === wantedHash()
+}
+
 export function setupPython(dir: string): boolean {
   const p = paths(dir)
-  const stamp = join(p.venv, '.requirements-sha256')
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wantedHash()) return false
+  const stamp = stampOf(dir)
+  if (upToDate(dir)) return false
   rmSync(p.venv, { recursive: true, force: true })
   execFileSync(pythonCommand(), ['-m', 'venv', p.venv], { stdio: 'inherit' })
   const args = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirements]
@@ -35,6 +44,7 @@ export function setupPython(dir: string): boolean {
   return true
 }
 
+/** The venv exists and holds what requirements.txt asks for now (a new server's package, say). */
 export function pythonReady(dir: string): boolean {
-  return existsSync(paths(dir).python)
+  return existsSync(paths(dir).python) && upToDate(dir)
 }

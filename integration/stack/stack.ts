@@ -13,6 +13,7 @@ import { running, type ServiceRecord, services, stopService } from './processes.
 import { pythonReady, setupPython } from './python.ts'
 import { newRestClient, startRestAuth } from './rest-auth.ts'
 import { startRestCatalog } from './rest-catalog.ts'
+import { startS3 } from './s3.ts'
 
 const usage = `usage: npm run stack -- <command> [options]
 
@@ -20,7 +21,8 @@ commands:
   setup    resolve the Kafka and Iceberg jars from Maven and create the pyiceberg venv (idempotent);
            with --interop also Spark (pyspark into the venv, Iceberg's Spark runtime jar) for
            npm run test:interop
-  up       start Kafka, the Iceberg REST catalog and Azurite on 127.0.0.1; write .stack/endpoints.json
+  up       start Kafka, the Iceberg REST catalog and Azurite (and, when asked, S3, PostgreSQL,
+           the REST catalog's OAuth 2 front) on 127.0.0.1; write .stack/endpoints.json
   down     stop exactly what up started, by pid
   status   show what runs and where
 
@@ -41,6 +43,9 @@ options (up):
                      client-credentials tokens that expire every few seconds, vended Azurite SAS
   --rest-auth-port P its port (default 8191, env FLOE_STACK_REST_AUTH_PORT)
   --rest-auth-token-seconds N  how long its tokens live (default 4, env FLOE_STACK_REST_AUTH_TOKEN_SECONDS)
+  --s3               also start the local S3 server, moto (env FLOE_STACK_S3=1), with a bucket
+                     "warehouse" and an IAM user whose key is in endpoints.json
+  --s3-port P        S3 server port (default 9000, env FLOE_STACK_S3_PORT)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
 
@@ -77,6 +82,7 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
     brokers,
     kafkaSecurity,
     postgres: values.postgres === true || process.env.FLOE_STACK_POSTGRES === '1',
+    s3: values.s3 === true || process.env.FLOE_STACK_S3 === '1',
     ports: {
       kafka,
       kafkaSecure: port(
@@ -92,6 +98,7 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
         'FLOE_STACK_REST_AUTH_PORT',
         defaultPorts.restAuth,
       ),
+      s3: port(values['s3-port'] as string | undefined, 'FLOE_STACK_S3_PORT', defaultPorts.s3),
     },
     restAuth: values['rest-auth'] === true || process.env.FLOE_STACK_REST_AUTH === '1',
     restAuthTokenSeconds: tokenSeconds(values['rest-auth-token-seconds'] as string | undefined),
@@ -106,6 +113,7 @@ function serviceNames(opts: StackOptions): string[] {
     'azurite',
     ...(opts.restAuth ? ['rest-auth'] : []),
     ...(opts.postgres ? ['postgres'] : []),
+    ...(opts.s3 ? ['s3'] : []),
   ]
 }
 
@@ -172,6 +180,7 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
     return result
   }
   let postgres: Endpoints['postgres']
+  let s3: Endpoints['s3']
   try {
     // In parallel: the two JVMs start slowly and mostly wait on class loading and the quorum.
     // allSettled: a server that fails fast must not leave `down` to run while the others are
@@ -183,6 +192,17 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
               'postgres',
               startPostgres(opts, dir).then((started) => {
                 postgres = started.endpoints
+                return started.record
+              }),
+            ),
+          ]
+        : []),
+      ...(opts.s3
+        ? [
+            timed(
+              's3 (moto)',
+              startS3(opts, dir).then((started) => {
+                s3 = started.endpoints
                 return started.record
               }),
             ),
@@ -205,6 +225,7 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
   const endpoints: Written = {
     ...endpointsFor(opts, dir, users, restClient),
     ...(postgres ? { postgres } : {}),
+    ...(s3 ? { s3 } : {}),
     options: opts,
   }
   writeFileSync(paths(dir).endpoints, `${JSON.stringify(endpoints, null, 2)}\n`)
@@ -216,7 +237,7 @@ function printEndpoints(e: Endpoints): void {
   console.log(`  kafka         ${e.kafka.bootstrap}${e.kafka.secure ? `  (SASL_SSL ${e.kafka.secure.bootstrap})` : ''}
   rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})${e.restAuth ? `\n  rest OAuth 2  ${e.restAuth.uri}  (tokens for ${e.restAuth.tokenSeconds} s)` : ''}
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
-  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}
+  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}${e.s3 ? `\n  s3            ${e.s3.endpoint}  (bucket ${e.s3.bucket}, path style)` : ''}
   pyiceberg     ${e.python}
   endpoints     ${paths().endpoints}
   logs          ${e.logs}`)
@@ -257,6 +278,8 @@ async function main(): Promise<number> {
       'rest-auth': { type: 'boolean' },
       'rest-auth-port': { type: 'string' },
       'rest-auth-token-seconds': { type: 'string' },
+      s3: { type: 'boolean' },
+      's3-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })

@@ -13,6 +13,7 @@ import {
 import { type DatasetConfig, resolveDataset } from './datasets.ts'
 import { type KafkaConfig, refuseWrittenSecrets, resolveKafka } from './kafka-security.ts'
 import { configSchema, type RawConfig } from './schema.ts'
+import { refuseWrittenStorageSecrets } from './storage-secrets.ts'
 
 export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka' | 'catalog'> {
   /** With the PEM and secret files it names read. */
@@ -122,6 +123,7 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     throw new FloeError('CONFIG_INVALID', `${source}: expected a YAML mapping`)
   refuseWrittenSecrets(tree, source)
   refuseWrittenCatalogSecrets(tree, source)
+  refuseWrittenStorageSecrets(tree, source)
   applyEnvironment(tree, env)
   const parsed = configSchema.safeParse(tree)
   if (!parsed.success) {
@@ -167,7 +169,8 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv = pr
   return parseConfig(text, file, env)
 }
 
-const secretKeys = /^(password|secret|clientSecret|token|credential|connectionString|accountKey|key|keyPem|sasToken)$/i
+const secretKeys =
+  /^(password|secret|clientSecret|token|credential|connectionString|accountKey|key|keyPem|sasToken|accessKeyId|secretAccessKey|sessionToken)$/i
 
 /**
  * The configuration with every secret replaced, for logs and `floe validate`. A PEM (a CA, a

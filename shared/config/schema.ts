@@ -199,6 +199,34 @@ export const storageBackendSchema = z.discriminatedUnion('type', [
         .strict(),
     })
     .strict(),
+  z
+    .object({
+      type: z.literal('s3'),
+      s3: z
+        .object({
+          bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3-63 of a-z 0-9 . -)'),
+          /** Key prefix every location must lie under; '' for the whole bucket. */
+          prefix: z.string().default(''),
+          /** Unset: AWS_REGION, else us-east-1. */
+          region: z.string().min(1).optional(),
+          /** An S3-compatible server (http://127.0.0.1:9000); unset for AWS's own endpoints. */
+          endpoint: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+          forcePathStyle: boolean().default(false),
+          /**
+           * Static credentials, from FLOE_STORAGE__S3__ACCESS_KEY_ID, __SECRET_ACCESS_KEY and
+           * __SESSION_TOKEN only; without them the AWS SDK's standard credential chain is used.
+           */
+          accessKeyId: secret.optional(),
+          secretAccessKey: secret.optional(),
+          sessionToken: secret.optional(),
+        })
+        .strict()
+        .refine((s3) => (s3.accessKeyId === undefined) === (s3.secretAccessKey === undefined), {
+          error: 'set both FLOE_STORAGE__S3__ACCESS_KEY_ID and FLOE_STORAGE__S3__SECRET_ACCESS_KEY, or neither',
+          path: ['secretAccessKey'],
+        }),
+    })
+    .strict(),
 ])
 
 export const storageSchema = storageBackendSchema.default({ type: 'local' })

@@ -130,7 +130,7 @@ describe('storage routing', () => {
     assert.ok(storageFor('file:///x') instanceof LocalFileStorage)
   })
 
-  test('refuses an Azure location without Azure configuration, and S3 for now', () => {
+  test('refuses an Azure or S3 location without its configuration', () => {
     assert.throws(
       () => storageFor('abfs://c@a.dfs.core.windows.net/x'),
       (e) => isFloeError(e, 'CONFIG_INVALID'),

@@ -1,5 +1,5 @@
 // The one storage seam: objects keyed by the full location URIs Iceberg records in metadata and
-// manifests (file:///..., abfs://container@account.dfs.core.windows.net/...), so a location read
+// manifests (file:///..., abfs://container@account.dfs.core.windows.net/..., s3://bucket/...), so a location read
 // from a table is used as it is, and a location Floe writes is one every Iceberg reader opens.
 
 export interface StoredObject {

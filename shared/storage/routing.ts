@@ -1,15 +1,17 @@
-// Picks the storage for a location by its scheme. One place knows the schemes, so S3 is one more
-// case here and one more file beside azure.ts.
+// Picks the storage for a location by its scheme. One place knows the schemes: a new backend is
+// one more case here and one more file beside azure.ts and s3.ts.
 import { FloeError } from '../errors.ts'
 import { type AzureAccountsConfig, AzureAccountsStorage } from './azure-vended.ts'
 import { LocalFileStorage } from './local.ts'
 import { type ObjectStorage, type StorageCallOptions, type StoredObject, schemeOf } from './object-storage.ts'
+import { type S3Config, S3Storage } from './s3.ts'
 
 export interface StorageConfig {
   azure?: AzureAccountsConfig
+  s3?: S3Config
 }
 
-type Backend = 'local' | 'azure'
+type Backend = 'local' | 'azure' | 's3'
 
 function backendFor(location: string): Backend {
   const scheme = schemeOf(location)
@@ -21,6 +23,9 @@ function backendFor(location: string): Backend {
     case 'wasb':
     case 'wasbs':
       return 'azure'
+    case 's3':
+    case 's3a':
+      return 's3'
     default:
       throw new FloeError('CONFIG_INVALID', `no storage for ${scheme || 'scheme-less'} locations (${location})`, {
         details: { location, scheme },
@@ -30,6 +35,11 @@ function backendFor(location: string): Backend {
 
 function create(backend: Backend, config: StorageConfig): ObjectStorage {
   if (backend === 'local') return new LocalFileStorage()
+  if (backend === 's3') {
+    if (config.s3 === undefined)
+      throw new FloeError('CONFIG_INVALID', 'an S3 location needs storage.s3 to be configured')
+    return new S3Storage(config.s3)
+  }
   // Without storage.azure, only an account whose SAS the catalog vends can be reached.
   return new AzureAccountsStorage(config.azure ?? {})
 }
