@@ -187,3 +187,11 @@ export function checkContiguity(progress: Progress, statuses: readonly Partition
 export function emptyCheck(): ContiguityCheck {
   return { accepted: [], rejected: [], lost: [], errored: [], unchanged: [], rotations: { accepted: [], rejected: [] } }
 }
+
+/** Every file the check accepted: the per-partition ones and those of the accepted rotations. */
+export function acceptedFiles(check: ContiguityCheck): DataFile[] {
+  return [
+    ...check.accepted.flatMap((accepted) => accepted.files),
+    ...check.rotations.accepted.flatMap((rotation) => rotation.files),
+  ]
+}

@@ -1,50 +1,20 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { LogStartJump, PartitionWriteStatus, RangeOrigin, RotationStatus } from '../protocol/index.ts'
+import type { LogStartJump, RotationStatus } from '../protocol/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
 import type { ContiguityCheck, RejectionReason } from './contiguity.ts'
 import { checkRound, type RotationReport } from './rotation-check.ts'
-import { dataFile, failed, sender, topic, written } from './test-fixtures.ts'
+import {
+  failed,
+  type RotationRangeSpec as Range,
+  rotationReport as report,
+  rotation,
+  topic,
+  written,
+} from './test-fixtures.ts'
 
 const at = (offsets: Record<number, bigint>): Progress =>
   new Map([[topic, new Map(Object.entries(offsets).map(([p, o]) => [Number(p), o]))]])
-
-type Range = [partition: number, start: bigint, end: bigint]
-
-function rotation(id: string, ranges: Range[], files = [`s3://bucket/${id}.parquet`]): RotationStatus {
-  return {
-    id,
-    sequence: BigInt(id.replace(/\D/g, '') || '0'),
-    ranges: ranges.map(([partition, start, end]) => ({ topic, partition, range: { start, end } })),
-    files: files.map((path) => dataFile(path)),
-  }
-}
-
-/** A sender's status: the summaries follow from the chain unless `summaries` overrides one. */
-function report(
-  generation: number,
-  worker: string,
-  rotations: RotationStatus[],
-  options: { jumps?: Record<number, LogStartJump>; origin?: RangeOrigin; summaries?: PartitionWriteStatus[] } = {},
-): RotationReport {
-  const chains = new Map<number, { start: bigint; end: bigint }>()
-  for (const r of rotations) {
-    for (const { partition, range } of r.ranges) {
-      const chain = chains.get(partition)
-      chains.set(partition, { start: chain?.start ?? range.start, end: range.end })
-    }
-  }
-  const derived = [...chains].map(([partition, { start, end }]) => {
-    const jump = options.jumps?.[partition]
-    return written(partition, start, end, { files: [], origin: options.origin ?? 'table', ...(jump ? { jump } : {}) })
-  })
-  const overridden = new Set((options.summaries ?? []).map((s) => s.partition))
-  return {
-    sender: sender(generation, worker),
-    statuses: [...derived.filter((s) => !overridden.has(s.partition)), ...(options.summaries ?? [])],
-    rotations,
-  }
-}
 
 interface Expected {
   accepted: string[]

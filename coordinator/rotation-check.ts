@@ -272,3 +272,25 @@ function chainSummaries(report: RotationReport): { claimed: Map<string, WrittenS
   }
   return { claimed }
 }
+
+/**
+ * For progressForRound's rebuild of the table before a landed round: per partition of each
+ * report, a status per point where an accepted prefix of its chain may have ended (a landed round
+ * moved the partition to the end of one of its ranges), each from the chain's start and with the
+ * summary's jump.
+ */
+export function landedCandidates(reports: readonly RotationReport[]): PartitionWriteStatus[] {
+  const candidates: PartitionWriteStatus[] = []
+  for (const report of reports) {
+    for (const summary of report.statuses) {
+      if (summary.kind !== 'written') continue
+      for (const rotation of report.rotations) {
+        for (const { topic, partition, range } of rotation.ranges) {
+          if (topic !== summary.topic || partition !== summary.partition || range.end <= summary.range.start) continue
+          candidates.push({ ...summary, range: { start: summary.range.start, end: range.end } })
+        }
+      }
+    }
+  }
+  return candidates
+}
