@@ -1,4 +1,4 @@
-// The open segments of one Kafka partition, one `active_*.parquet` per Iceberg partition, opened
+// The open segments of one Kafka partition (or, in the shared layout, of a dataset), one `active_*.parquet` per Iceberg partition, opened
 // on its first row. Routing a batch is the WAL's per-record work, so it computes each row's
 // partition key once, passes a single-partition batch through untouched, and otherwise fills
 // one reused array per segment: no array, closure or tuple per row (the tuple is made once, when
@@ -10,7 +10,6 @@ import type { StructValue } from '../../shared/iceberg/index.ts'
 import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { type DataFileWriter, type DataFileWriterOptions, openDataFile } from '../../shared/parquet/index.ts'
 import { storageError } from './durable.ts'
-import { activeFileName } from './names.ts'
 import type { Clock, RotationReason, WalLimits } from './types.ts'
 
 export interface OpenSegment {
@@ -27,8 +26,8 @@ export interface OpenSegment {
 
 export interface OpenSegmentsConfig {
   dir: string
-  topic: string
-  partition: number
+  /** The `active_*` file name of a new segment: the layouts name them differently. */
+  activeName(uuid: string): string
   partitioner: Partitioner
   clock: Clock
   writer: DataFileWriterOptions
@@ -147,7 +146,7 @@ export class OpenSegments {
   }
 
   async #open(key: string, row: StructValue): Promise<OpenSegment> {
-    const { dir, topic, partition, partitioner, clock, writer: writerOptions } = this.#config
+    const { dir, partitioner, clock, writer: writerOptions } = this.#config
     if (!this.#directoryMade) {
       try {
         await mkdir(dir, { recursive: true })
@@ -157,7 +156,7 @@ export class OpenSegments {
       this.#directoryMade = true
     }
     const uuid = randomUUID()
-    const activeName = activeFileName(topic, partition, uuid)
+    const activeName = this.#config.activeName(uuid)
     const writer = await openDataFile({ ...writerOptions, path: join(dir, activeName) })
     const segment: OpenSegment = {
       uuid,

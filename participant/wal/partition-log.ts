@@ -21,7 +21,7 @@ import {
 } from '../../shared/parquet/index.ts'
 import { deleteWalFiles, replaceFileDurably, storageError } from './durable.ts'
 import { makeReady, type RotationContext } from './make-ready.ts'
-import { parseWalFileName, temporaryFileName } from './names.ts'
+import { activeFileName, parseWalFileName, temporaryFileName } from './names.ts'
 import { OpenSegments } from './open-segments.ts'
 import { decodeSidecar, encodeSidecar } from './sidecar.ts'
 import {
@@ -302,8 +302,7 @@ export class PartitionLog {
     const partitioner = compilePartitioner(spec, schema)
     const segments = new OpenSegments({
       dir: options.dir,
-      topic: options.topic,
-      partition: options.partition,
+      activeName: (uuid) => activeFileName(options.topic, options.partition, uuid),
       partitioner,
       clock: this.#clock,
       writer: {

@@ -248,6 +248,18 @@ describe('the rotation walk beyond the crash table', () => {
     )
   })
 
+  test('a rotation the coordinator rejected is dropped whole though it chains, and the rotations after it go too', () => {
+    expect(
+      {
+        rotations: [rotation(1, { [r]: [10, 20], [k]: [50, 60] }), rotation(2, { [k]: [60, 70] })],
+        from: offsets({ [r]: 10, [k]: 50 }),
+        assigned: both,
+        rejected: new Set(['R1']),
+      },
+      { kept: [], dropped: { R1: 'rejected', R2: 'after-dropped' }, next: { [r]: 10, [k]: 50 }, rewound: [r, k] },
+    )
+  })
+
   test('a declared log-start jump bridges two rotations of its partition', () => {
     expect(
       {

@@ -11,7 +11,7 @@
 // log-start jump) and every partition it claims is assigned here. A dropped rotation leaves its
 // partitions' chains where they were, so every later rotation holding one of them no longer
 // chains and goes too, and those partitions read again from where their kept chain ends.
-import type { LogStartJump } from '../protocol/index.ts'
+import type { LogStartJump } from '../../protocol/index.ts'
 
 /** One partition's range in a rotation: the positions `[start, end)` read between two cuts. */
 export interface WalkRange {
@@ -33,6 +33,8 @@ export interface WalkRotation {
 export type WalkDropReason =
   /** Names a file or sidecar that is missing or does not read back. */
   | 'incomplete'
+  /** The coordinator rejected it: dropped whole at the participant, whatever its ranges say. */
+  | 'rejected'
   /** Every range ends at or before the table's offset: the table holds it. */
   | 'behind-table'
   /** A partition it claims has no table offset and no chain start: nothing proves where it starts. */
@@ -59,6 +61,8 @@ export interface WalkInput {
   assigned: ReadonlySet<string>
   /** Declared log-start jumps (key: partitionKey): a range may start at `to` where the chain is at `from`. */
   jumps?: ReadonlyMap<string, LogStartJump>
+  /** Ids of rotations the coordinator rejected. */
+  rejected?: ReadonlySet<string>
 }
 
 export interface WalkResult {
@@ -89,7 +93,9 @@ export function walkRotations(input: WalkInput): WalkResult {
   const dropped: WalkResult['dropped'] = []
 
   for (const rotation of rotations) {
-    const reason = verdict(rotation, { from, assigned, jumps, next, stopped, ambiguous })
+    const reason = input.rejected?.has(rotation.id)
+      ? 'rejected'
+      : verdict(rotation, { from, assigned, jumps, next, stopped, ambiguous })
     if (reason === undefined) {
       kept.push(rotation)
       for (const range of rotation.ranges) next.set(partitionKey(range.topic, range.partition), range.end)
