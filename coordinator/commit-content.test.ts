@@ -110,6 +110,7 @@ describe('roundAck', () => {
       ],
       rejected: [{ topic, partition: 1, reason: 'behind-table', tableOffset: 200n, range: { start: 100n, end: 120n } }],
       lost: [],
+      acceptedRotations: [],
     })
   })
 
@@ -129,6 +130,7 @@ describe('roundAck', () => {
       committed: [],
       rejected: [],
       lost: [],
+      acceptedRotations: [],
     })
   })
 })

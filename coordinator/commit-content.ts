@@ -103,6 +103,8 @@ export interface RoundAck {
   committed: CommittedPartition[]
   rejected: RejectedPartition[]
   lost: LostRecords[]
+  /** The ids of the rotations committed whole (shared-segment layout). */
+  acceptedRotations: string[]
 }
 
 /** The ACK of a round; `check` undefined for a round that had nothing to commit. */
@@ -122,5 +124,6 @@ export function roundAck(commitId: string, snapshotId: bigint | undefined, check
           })),
     rejected: check?.rejected ?? [],
     lost: snapshotId === undefined ? [] : (check?.lost ?? []),
+    acceptedRotations: [],
   }
 }

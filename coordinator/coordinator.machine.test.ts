@@ -235,6 +235,7 @@ describe('the coordinator machine', () => {
       committed: [],
       rejected: [],
       lost: [],
+      acceptedRotations: [],
     })
     const completed = c.emitted.find((e) => e.type === 'round.completed')
     assert.deepEqual(completed?.type === 'round.completed' && completed.outcome, { kind: 'empty', commitId: 'c-1' })

@@ -7,7 +7,7 @@ import { isFloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
 import { DEFAULT_MAX_CONTROL_MESSAGE_BYTES, fileListLocation, resolveFiles, spillFiles } from './file-list.ts'
 import { decodeEnvelope, encodeEnvelope, type WriteStatus } from './messages.ts'
-import { message, writeStatus } from './test-fixtures.ts'
+import { message, rotationWriteStatus, writeStatus } from './test-fixtures.ts'
 
 describe('large WRITE-STATUS file lists', () => {
   const storage = new LocalFileStorage()
@@ -97,5 +97,35 @@ describe('large WRITE-STATUS file lists', () => {
     )
     const missing: WriteStatus = { ...status, filesPointer: { location: `${location}.absent`, fileCount: 1 } }
     await assert.rejects(resolveFiles(missing, storage), (error) => isFloeError(error, 'STORAGE_NOT_FOUND'))
+  })
+
+  test("a shared-segment status spills its rotations' files and resolves to the same rotations", async () => {
+    const sent = message(rotationWriteStatus(3))
+    const location = fileListLocation(table, sent.commitId, 'worker-c')
+    const small = await spillFiles(sent, { storage, location, maxBytes: 1 })
+    const received = decodeEnvelope(encodeEnvelope(small)).body as WriteStatus
+    assert.deepStrictEqual(received.filesPointer, { location, fileCount: 5 })
+    // The ranges stay in the message: only the files move.
+    assert.deepStrictEqual(
+      received.rotations?.map((r) => [r.id, r.ranges.length, r.files.length]),
+      sent.body.rotations?.map((r) => [r.id, r.ranges.length, 0]),
+    )
+    assert.deepStrictEqual(await resolveFiles(received, storage, { commitId: sent.commitId }), sent.body)
+  })
+
+  test('a file list whose rotations do not match the status is refused', async () => {
+    const sent = message(rotationWriteStatus(3))
+    const small = await spillFiles(sent, { storage, location: fileListLocation(table, 'c', 'w'), maxBytes: 1 })
+    // A rotation the list does not hold would commit without its files.
+    const renamed: WriteStatus = {
+      ...small.body,
+      rotations: small.body.rotations!.map((r, i) => (i === 0 ? { ...r, id: 'another' } : r)),
+    }
+    await assert.rejects(
+      resolveFiles(renamed, storage),
+      (error) => isFloeError(error, 'PROTOCOL_UNDECODABLE') && error.details['reason'] === 'file-list-mismatch',
+    )
+    const dropped: WriteStatus = { ...small.body, rotations: small.body.rotations!.slice(1) }
+    await assert.rejects(resolveFiles(dropped, storage), (error) => isFloeError(error, 'PROTOCOL_UNDECODABLE'))
   })
 })

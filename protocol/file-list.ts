@@ -8,7 +8,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf'
 import type { ObjectStorage, StorageCallOptions } from '../shared/storage/index.ts'
 import { ReportedFilesSchema } from './gen/index.ts'
 import { type ControlMessage, encodeEnvelope, type WriteStatus } from './messages.ts'
-import { dataFileFromWire, dataFileToWire, plainBytes, undecodable } from './wire.ts'
+import { dataFileFromWire, dataFileToWire, filesIn, plainBytes, rotationToWire, undecodable } from './wire.ts'
 
 /** Default size above which a WriteStatus's files go to storage: a quarter of Kafka's 1 MB default. */
 export const DEFAULT_MAX_CONTROL_MESSAGE_BYTES = 256 * 1024
@@ -38,14 +38,14 @@ export interface SpillOptions extends StorageCallOptions {
 
 /**
  * The message as it is, when its envelope fits in `maxBytes`; otherwise the same message with
- * every partition's files written to `location` and replaced by a FilesPointer.
+ * every partition's and rotation's files written to `location` and replaced by a FilesPointer.
  */
 export async function spillFiles(
   message: ControlMessage<WriteStatus>,
   options: SpillOptions,
 ): Promise<ControlMessage<WriteStatus>> {
   if (encodeEnvelope(message).byteLength <= (options.maxBytes ?? DEFAULT_MAX_CONTROL_MESSAGE_BYTES)) return message
-  const { partitions } = message.body
+  const { partitions, rotations } = message.body
   const list = toBinary(ReportedFilesSchema, {
     $typeName: 'floe.control.v1.ReportedFiles',
     commitId: message.commitId,
@@ -55,15 +55,16 @@ export async function spillFiles(
       partition: status.partition,
       files: status.files.map(dataFileToWire),
     })),
+    rotations: (rotations ?? []).map(rotationToWire),
   })
   await options.storage.put(options.location, list, options.signal ? { signal: options.signal } : {})
-  const fileCount = partitions.reduce((n, status) => n + status.files.length, 0)
   return {
     ...message,
     body: {
       type: 'WriteStatus',
       partitions: partitions.map((status) => ({ ...status, files: [] })),
-      filesPointer: { location: options.location, fileCount },
+      ...(rotations === undefined ? {} : { rotations: rotations.map((rotation) => ({ ...rotation, files: [] })) }),
+      filesPointer: { location: options.location, fileCount: filesIn(message.body) },
     },
   }
 }
@@ -100,13 +101,20 @@ export async function resolveFiles(
     ...p,
     files: (filesByPartition.get(`${p.partition}:${p.topic}`) ?? []).map(dataFileFromWire),
   }))
-  // Counted after matching: files of a partition the status does not name would be lost silently.
-  const count = partitions.reduce((n, p) => n + p.files.length, 0)
+  const filesByRotation = new Map(list.rotations.map((r) => [r.id, r.files]))
+  const rotations = status.rotations?.map((r) => ({
+    ...r,
+    files: (filesByRotation.get(r.id) ?? []).map(dataFileFromWire),
+  }))
+  const resolved: WriteStatus = { type: 'WriteStatus', partitions, ...(rotations === undefined ? {} : { rotations }) }
+  // Counted after matching: files of a partition or rotation the status does not name would be
+  // lost silently.
+  const count = filesIn(resolved)
   if (count !== pointer.fileCount) {
     throw undecodable(
-      `file list at ${pointer.location} gives the status's partitions ${count} files, the status says ${pointer.fileCount}`,
+      `file list at ${pointer.location} gives the status's partitions and rotations ${count} files, the status says ${pointer.fileCount}`,
       'file-list-mismatch',
     )
   }
-  return { type: 'WriteStatus', partitions }
+  return resolved
 }

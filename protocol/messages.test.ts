@@ -12,7 +12,7 @@ import {
   PROTOCOL_VERSION,
   type WriteStatus,
 } from './messages.ts'
-import { bigOffset, message, snapshotId, writeStatus } from './test-fixtures.ts'
+import { bigOffset, message, rotationWriteStatus, snapshotId, writeStatus } from './test-fixtures.ts'
 import { bodyToWire } from './wire.ts'
 
 const bodies: [string, ControlBody][] = [
@@ -43,6 +43,11 @@ const bodies: [string, ControlBody][] = [
   ['an EndCommit without expected partitions', { type: 'EndCommit', expectedPartitions: [] }],
   ['a WriteStatus with data, empty and failed partitions and a log-start jump', writeStatus(3)],
   ['a WriteStatus without partitions', { type: 'WriteStatus', partitions: [] }],
+  ['a WriteStatus of shared-segment rotations, one of them without files or ranges', rotationWriteStatus(2)],
+  [
+    "a WriteStatus whose rotations' files are behind a pointer",
+    { ...rotationWriteStatus(0), filesPointer: { location: 'file:///t/metadata/floe-control/c/w-v.pb', fileCount: 9 } },
+  ],
   [
     'a WriteStatus whose files are behind a pointer',
     {
@@ -59,6 +64,17 @@ const bodies: [string, ControlBody][] = [
       committedOffsets: [{ topic: 'events', partition: 0, offset: bigOffset + 5_000n }],
       committedFiles: [{ topic: 'events', partition: 0, filePaths: ['file:///a.parquet', 'file:///b.parquet'] }],
       rejections: [{ topic: 'events', partition: 1, reason: 'range starts at 40, table is at 42', tableOffset: 42n }],
+    },
+  ],
+  [
+    'a CommitAcked naming the rotations it accepted',
+    {
+      type: 'CommitAcked',
+      snapshotId,
+      committedOffsets: [{ topic: 'events', partition: 0, offset: bigOffset + 30n }],
+      committedFiles: [{ topic: 'events', partition: 0, filePaths: [] }],
+      rejections: [],
+      acceptedRotations: ['0e6a3c1d-5b2f-4e7a-9c8d-1f2e3d4c5b6a', '7d1e2f3a-4b5c-4d6e-8f7a-9b8c7d6e5f4a'],
     },
   ],
   [

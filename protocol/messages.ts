@@ -74,11 +74,37 @@ export interface FilesPointer {
   fileCount: number
 }
 
+/** The positions `[start, end)` of one partition that a rotation covers. */
+export interface RotationRangeEntry extends TopicPartition {
+  start: bigint
+  end: bigint
+}
+
+/**
+ * One cut of a worker's shared segments as it travels: its files together hold every row of the
+ * ranges it claims (a file holds rows of many partitions), so it is accepted or rejected whole.
+ */
+export interface Rotation {
+  /** The rotation's UUID. */
+  id: string
+  /** Its order in the sender's dataset WAL. */
+  sequence: bigint
+  ranges: RotationRangeEntry[]
+  /** Maybe none (every record dead-lettered); empty here when the status's files are behind a pointer. */
+  files: DataFileEntry[]
+}
+
 /** Fact: what one worker's participants wrote for this round. */
 export interface WriteStatus {
   type: 'WriteStatus'
   partitions: PartitionStatus[]
-  /** When set, every partition's `files` is empty here and the files are behind the pointer. */
+  /**
+   * The shared-segment layout: the sender's uncommitted rotations, oldest first; absent in the
+   * per-partition layout. When present, every partition's `files` is empty and its range is the
+   * summary of its chain over the rotations.
+   */
+  rotations?: Rotation[]
+  /** When set, every partition's and rotation's `files` is empty here and the files are behind the pointer. */
   filesPointer?: FilesPointer
 }
 
@@ -100,6 +126,8 @@ export interface CommitAcked {
   committedOffsets: TopicPartitionOffset[]
   committedFiles: PartitionFilePaths[]
   rejections: Rejection[]
+  /** The ids of the rotations the commit accepted (shared-segment layout); absent when none. */
+  acceptedRotations?: string[]
 }
 
 /** Fact: a worker asks for a round now (at shutdown). */

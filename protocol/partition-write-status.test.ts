@@ -5,7 +5,13 @@ import { describe, test } from 'node:test'
 import type { DataFile, StructType } from '../shared/iceberg/index.ts'
 import { toDataFile, toDataFileEntry } from './data-file.ts'
 import { type ControlBody, type ControlMessage, decodeEnvelope, encodeEnvelope, type WriteStatus } from './messages.ts'
-import { type PartitionWriteStatus, toPartitionStatus, writeStatusReport } from './partition-write-status.ts'
+import {
+  type PartitionWriteStatus,
+  type RotationStatus,
+  toPartitionStatus,
+  toRotation,
+  writeStatusReport,
+} from './partition-write-status.ts'
 
 const unpartitioned: StructType = { type: 'struct', fields: [] }
 const sender = { workerId: 'w', memberId: 'm', generation: 4 }
@@ -111,5 +117,55 @@ describe('a partition write status on the wire', () => {
         logStartJump: { from: 100n, to: 500n },
       },
     ])
+  })
+
+  test('reads back a shared-segment status: chain summaries without files, rotations oldest first', () => {
+    const summary: PartitionWriteStatus = {
+      kind: 'written',
+      topic: 'events',
+      partition: 3,
+      range: { start: 500n, end: 620n },
+      files: [],
+      origin: 'table',
+      logStartJump: { from: 560n, to: 600n },
+    }
+    const rotations: RotationStatus[] = [
+      {
+        id: 'r-1',
+        sequence: 2n ** 63n + 1n,
+        ranges: [
+          { topic: 'events', partition: 3, range: { start: 500n, end: 560n } },
+          { topic: 'events', partition: 4, range: { start: 9n, end: 10n } },
+        ],
+        files: [file, { ...file, filePath: 's3://b/4.parquet' }],
+      },
+      // Every record dead-lettered: a rotation without files still claims its range.
+      {
+        id: 'r-2',
+        sequence: 2n ** 63n + 2n,
+        ranges: [{ topic: 'events', partition: 3, range: { start: 600n, end: 620n } }],
+        files: [],
+      },
+    ]
+    const statuses: PartitionWriteStatus[] = [
+      summary,
+      { kind: 'written', topic: 'events', partition: 4, range: { start: 9n, end: 10n }, files: [], origin: 'table' },
+    ]
+    const body: WriteStatus = {
+      type: 'WriteStatus',
+      partitions: statuses.map((s) => toPartitionStatus(s, toEntry)),
+      rotations: rotations.map((r) => toRotation(r, toEntry)),
+    }
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.deepEqual(report, { commitId: 'c-1', sender, statuses, rotations })
+  })
+
+  test('a status without rotations decodes exactly as the per-partition layout always did', () => {
+    const body: WriteStatus = { type: 'WriteStatus', partitions: [toPartitionStatus(written, toEntry)] }
+    const decoded = overTheWire(body).body
+    assert.deepEqual(decoded, body)
+    assert.equal('rotations' in decoded, false)
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.equal('rotations' in report, false)
   })
 })

@@ -4,7 +4,7 @@
 // the status a participant builds is the one the coordinator checks.
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { DataFileEntry } from './data-file.ts'
-import type { ControlMessage, PartitionStatus, RangeOrigin, Sender, WriteStatus } from './messages.ts'
+import type { ControlMessage, PartitionStatus, RangeOrigin, Rotation, Sender, WriteStatus } from './messages.ts'
 
 /** Kafka offsets `[start, end)`: end is the offset of the last record read plus one. */
 export interface OffsetRange {
@@ -42,11 +42,36 @@ export type PartitionWriteStatus =
   | { kind: 'empty'; topic: string; partition: number }
   | { kind: 'error'; topic: string; partition: number; message: string }
 
-/** A WRITE-STATUS message: one sender's answers for one commit id. */
+/** One partition's positions in a rotation. */
+export interface RotationRange {
+  topic: string
+  partition: number
+  range: OffsetRange
+}
+
+/**
+ * One cut of a worker's shared segments (docs/architecture.md, "Shared segments"): its files
+ * together hold every row of the ranges it claims, one file rows of many partitions, so it is
+ * committed whole or not at all. `files` may be empty (every record dead-lettered).
+ */
+export interface RotationStatus {
+  id: string
+  /** Its order in the sender's dataset WAL. */
+  sequence: bigint
+  ranges: readonly RotationRange[]
+  files: readonly DataFile[]
+}
+
+/**
+ * A WRITE-STATUS message: one sender's answers for one commit id. With `rotations` (the
+ * shared-segment layout, oldest first) the statuses are the partitions' chain summaries and hold
+ * no files; without, it is the per-partition layout.
+ */
 export interface WriteStatusReport {
   commitId: string
   sender: Sender
   statuses: readonly PartitionWriteStatus[]
+  rotations?: readonly RotationStatus[]
 }
 
 /**
@@ -97,6 +122,31 @@ export function fromPartitionStatus(
   }
 }
 
+/** A rotation for WriteStatus.rotations; `toEntry` as for toPartitionStatus. */
+export function toRotation(rotation: RotationStatus, toEntry: (file: DataFile) => DataFileEntry): Rotation {
+  return {
+    id: rotation.id,
+    sequence: rotation.sequence,
+    ranges: rotation.ranges.map(({ topic, partition, range }) => ({
+      topic,
+      partition,
+      start: range.start,
+      end: range.end,
+    })),
+    files: rotation.files.map(toEntry),
+  }
+}
+
+/** A rotation from WriteStatus.rotations. */
+export function fromRotation(rotation: Rotation, toDataFile: (entry: DataFileEntry) => DataFile): RotationStatus {
+  return {
+    id: rotation.id,
+    sequence: rotation.sequence,
+    ranges: rotation.ranges.map(({ topic, partition, start, end }) => ({ topic, partition, range: { start, end } })),
+    files: rotation.files.map(toDataFile),
+  }
+}
+
 /**
  * A decoded WRITE-STATUS (its file list resolved, see resolveFiles) as the coordinator records it;
  * `toDataFile` knows each spec's partition type (protocol's toDataFile).
@@ -109,5 +159,8 @@ export function writeStatusReport(
     commitId: message.commitId,
     sender: { ...message.sender },
     statuses: message.body.partitions.map((status) => fromPartitionStatus(status, toDataFile)),
+    ...(message.body.rotations === undefined
+      ? {}
+      : { rotations: message.body.rotations.map((rotation) => fromRotation(rotation, toDataFile)) }),
   }
 }

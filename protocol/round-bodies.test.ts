@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { Progress } from '../shared/progress/index.ts'
 import { type ControlBody, type ControlMessage, decodeEnvelope, encodeEnvelope } from './messages.ts'
-import { commitAckedBody, endCommitBody, type PartitionAcks, partitionAcksOf, startCommitBody } from './round-bodies.ts'
+import { type CommitAcks, commitAckedBody, endCommitBody, partitionAcksOf, startCommitBody } from './round-bodies.ts'
 
 const topic = 'events'
 
@@ -13,7 +13,7 @@ function overTheWire<Body extends ControlBody>(body: Body): ControlMessage<Body>
   return decodeEnvelope(encodeEnvelope(message)) as ControlMessage<Body>
 }
 
-const acks: PartitionAcks = {
+const acks: CommitAcks = {
   committed: [
     { topic, partition: 0, offset: 150n, filePaths: ['s3://b/0.parquet'] },
     // every record dead-lettered: committed without a file
@@ -23,6 +23,7 @@ const acks: PartitionAcks = {
     { topic, partition: 2, reason: 'unknown-to-table', tableOffset: undefined },
     { topic, partition: 3, reason: 'not-contiguous', tableOffset: 2n ** 60n },
   ],
+  acceptedRotations: [],
 }
 
 describe('the round bodies', () => {
@@ -73,11 +74,26 @@ describe('the round bodies', () => {
         { topic, partition: 3, reason: 'not-contiguous', tableOffset: 2n ** 60n },
       ],
     })
-    const nothing = commitAckedBody({ committed: [], rejected: [], snapshotId: undefined })
+    const nothing = commitAckedBody({ committed: [], rejected: [], acceptedRotations: [], snapshotId: undefined })
     assert.equal(overTheWire(nothing).body.snapshotId, null)
   })
 
   test('reads back what ACK-COMMIT says per partition', () => {
     assert.deepEqual(partitionAcksOf(overTheWire(commitAckedBody({ ...acks, snapshotId: 12n })).body), acks)
+  })
+
+  test('writes and reads back the rotations an ACK-COMMIT accepted', () => {
+    const acceptedRotations = ['0e6a3c1d-5b2f-4e7a-9c8d-1f2e3d4c5b6a', '7d1e2f3a-4b5c-4d6e-8f7a-9b8c7d6e5f4a']
+    const body = overTheWire(commitAckedBody({ ...acks, acceptedRotations, snapshotId: 12n })).body
+    assert.deepEqual(body.acceptedRotations, acceptedRotations)
+    assert.deepEqual(partitionAcksOf(body), { ...acks, acceptedRotations })
+  })
+
+  test('an ACK-COMMIT without rotations reads as it always did, and as none accepted', () => {
+    const body = overTheWire(commitAckedBody({ ...acks, snapshotId: 12n })).body
+    assert.equal('acceptedRotations' in body, false)
+    // An older coordinator's ACK (no field at all) says no rotation was accepted.
+    const { acceptedRotations: _, ...older } = body
+    assert.deepEqual(partitionAcksOf(older).acceptedRotations, [])
   })
 })

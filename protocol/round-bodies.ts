@@ -1,6 +1,6 @@
 // The bodies of a round's commands and its ACK, built from and read into the domain: the
 // coordinator writes START-COMMIT, END-COMMIT and ACK-COMMIT with these, and a participant reads
-// what an ACK-COMMIT says about its partitions with partitionAcksOf.
+// what an ACK-COMMIT says about its partitions and rotations with partitionAcksOf.
 import type { Progress } from '../shared/progress/index.ts'
 import type { CommitAcked, EndCommit, StartCommit } from './messages.ts'
 
@@ -10,6 +10,12 @@ export interface PartitionAcks {
   committed: ReadonlyArray<{ topic: string; partition: number; offset: bigint; filePaths: readonly string[] }>
   /** Out of line: `tableOffset` undefined when the table never saw the partition. */
   rejected: ReadonlyArray<{ topic: string; partition: number; reason: string; tableOffset: bigint | undefined }>
+}
+
+/** Everything an ACK-COMMIT says: per partition, and the rotations accepted whole. */
+export interface CommitAcks extends PartitionAcks {
+  /** The ids of the rotations the commit accepted (shared-segment layout; none otherwise). */
+  acceptedRotations: readonly string[]
 }
 
 /** START-COMMIT's body: the table's progress for every partition it knows. */
@@ -30,7 +36,7 @@ export function endCommitBody(topic: string, partitionCount: number): EndCommit 
 }
 
 /** ACK-COMMIT's body; `snapshotId` undefined when the round committed nothing. */
-export function commitAckedBody(ack: PartitionAcks & { snapshotId: bigint | undefined }): CommitAcked {
+export function commitAckedBody(ack: CommitAcks & { snapshotId: bigint | undefined }): CommitAcked {
   return {
     type: 'CommitAcked',
     snapshotId: ack.snapshotId ?? null,
@@ -46,17 +52,19 @@ export function commitAckedBody(ack: PartitionAcks & { snapshotId: bigint | unde
       reason,
       ...(tableOffset === undefined ? {} : { tableOffset }),
     })),
+    ...(ack.acceptedRotations.length === 0 ? {} : { acceptedRotations: [...ack.acceptedRotations] }),
   }
 }
 
 /**
- * What an ACK-COMMIT says, per partition. A committed partition may have no files (every record
- * dead-lettered): its offset leads.
+ * What an ACK-COMMIT says, per partition and per rotation. A committed partition may have no files
+ * (every record dead-lettered): its offset leads.
  */
-export function partitionAcksOf(body: CommitAcked): PartitionAcks {
+export function partitionAcksOf(body: CommitAcked): CommitAcks {
   const files = new Map(body.committedFiles.map((f) => [`${f.partition}:${f.topic}`, f.filePaths]))
   return {
     committed: body.committedOffsets.map((o) => ({ ...o, filePaths: files.get(`${o.partition}:${o.topic}`) ?? [] })),
     rejected: body.rejections.map((r) => ({ ...r, tableOffset: r.tableOffset })),
+    acceptedRotations: body.acceptedRotations ?? [],
   }
 }

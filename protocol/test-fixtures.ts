@@ -136,3 +136,38 @@ export function writeStatus(files: number): WriteStatus {
     ],
   }
 }
+
+/**
+ * A WriteStatus of the shared-segment layout: two rotations over partitions 0 and 1 holding
+ * `files` files each (the second rotation one file fewer, and one without files), their chain
+ * summaries in `partitions` without files.
+ */
+export function rotationWriteStatus(files: number): WriteStatus {
+  const entries = (rotation: number, count: number) =>
+    Array.from({ length: count }, (_, i) => toDataFileEntry(dataFile(rotation * 10_000 + i), fullPartitionType))
+  return {
+    type: 'WriteStatus',
+    partitions: [
+      { topic: 'events', partition: 0, kind: 'data', rangeStart: bigOffset, rangeEnd: bigOffset + 30n, files: [] },
+      { topic: 'events', partition: 1, kind: 'data', rangeStart: 7n, rangeEnd: 9n, files: [], origin: 'offset-reset' },
+    ],
+    rotations: [
+      {
+        id: '0e6a3c1d-5b2f-4e7a-9c8d-1f2e3d4c5b6a',
+        sequence: 41n,
+        ranges: [
+          { topic: 'events', partition: 0, start: bigOffset, end: bigOffset + 10n },
+          { topic: 'events', partition: 1, start: 7n, end: 9n },
+        ],
+        files: entries(1, files),
+      },
+      {
+        id: '7d1e2f3a-4b5c-4d6e-8f7a-9b8c7d6e5f4a',
+        sequence: 42n,
+        ranges: [{ topic: 'events', partition: 0, start: bigOffset + 10n, end: bigOffset + 30n }],
+        files: entries(2, Math.max(0, files - 1)),
+      },
+      { id: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d', sequence: 43n, ranges: [], files: [] },
+    ],
+  }
+}

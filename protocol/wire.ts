@@ -10,6 +10,7 @@ import type {
   ControlBody,
   PartitionStatus,
   RangeOrigin,
+  Rotation,
   Sender,
   TopicPartition,
   TopicPartitionOffset,
@@ -59,7 +60,8 @@ export function bodyToWire(body: ControlBody): WireBody {
           $typeName: 'floe.control.v1.WriteStatus',
           partitions: body.partitions.map(partitionStatusToWire),
           filesPointer: body.filesPointer?.location ?? '',
-          fileCount: body.filesPointer?.fileCount ?? body.partitions.reduce((n, p) => n + p.files.length, 0),
+          fileCount: body.filesPointer?.fileCount ?? filesIn(body),
+          rotations: (body.rotations ?? []).map(rotationToWire),
         },
       }
     case 'CommitAcked':
@@ -82,6 +84,7 @@ export function bodyToWire(body: ControlBody): WireBody {
             reason: r.reason,
             ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
           })),
+          acceptedRotations: body.acceptedRotations ?? [],
         },
       }
     case 'CommitRequested':
@@ -108,10 +111,12 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
     case 'endCommit':
       return { type: 'EndCommit', expectedPartitions: body.value.expectedPartitions.map(tpFromWire) }
     case 'writeStatus': {
-      const { partitions, filesPointer, fileCount } = body.value
+      const { partitions, filesPointer, fileCount, rotations } = body.value
       return {
         type: 'WriteStatus',
         partitions: partitions.map(partitionStatusFromWire),
+        // No rotations on the wire is the per-partition layout: the body is the one it always was.
+        ...(rotations.length === 0 ? {} : { rotations: rotations.map(rotationFromWire) }),
         ...(filesPointer === '' ? {} : { filesPointer: { location: filesPointer, fileCount } }),
       }
     }
@@ -131,11 +136,44 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
           reason: r.reason,
           ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
         })),
+        // None on the wire (the per-partition layout) decodes as the body always did.
+        ...(body.value.acceptedRotations.length === 0 ? {} : { acceptedRotations: body.value.acceptedRotations }),
       }
     case 'commitRequested':
       return { type: 'CommitRequested', reason: body.value.reason, partitions: body.value.partitions.map(tpFromWire) }
     case undefined:
       return undefined
+  }
+}
+
+/** How many files a status names in place, in its partitions and its rotations. */
+export function filesIn(status: { partitions: PartitionStatus[]; rotations?: Rotation[] }): number {
+  const inPartitions = status.partitions.reduce((n, p) => n + p.files.length, 0)
+  return (status.rotations ?? []).reduce((n, r) => n + r.files.length, inPartitions)
+}
+
+export function rotationToWire(rotation: Rotation): pb.Rotation {
+  return {
+    $typeName: 'floe.control.v1.Rotation',
+    id: rotation.id,
+    sequence: rotation.sequence,
+    ranges: rotation.ranges.map((r) => ({
+      $typeName: 'floe.control.v1.RotationRange',
+      topic: r.topic,
+      partition: r.partition,
+      start: r.start,
+      end: r.end,
+    })),
+    files: rotation.files.map(dataFileToWire),
+  }
+}
+
+export function rotationFromWire(rotation: pb.Rotation): Rotation {
+  return {
+    id: rotation.id,
+    sequence: rotation.sequence,
+    ranges: rotation.ranges.map((r) => ({ topic: r.topic, partition: r.partition, start: r.start, end: r.end })),
+    files: rotation.files.map(dataFileFromWire),
   }
 }
 

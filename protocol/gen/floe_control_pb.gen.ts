@@ -24,7 +24,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file floe_control.proto.
  */
 export const file_floe_control: GenFile = /*@__PURE__*/
-  fileDesc("ChJmbG9lX2NvbnRyb2wucHJvdG8SD2Zsb2UuY29udHJvbC52MSKoAwoIRW52ZWxvcGUSDwoHdmVyc2lvbhgBIAEoDRIPCgdkYXRhc2V0GAIgASgJEg0KBWdyb3VwGAMgASgJEhEKCWNvbW1pdF9pZBgEIAEoCRInCgZzZW5kZXIYBSABKAsyFy5mbG9lLmNvbnRyb2wudjEuU2VuZGVyEg8KB3RpbWVfbXMYBiABKAMSNAoMc3RhcnRfY29tbWl0GBAgASgLMhwuZmxvZS5jb250cm9sLnYxLlN0YXJ0Q29tbWl0SAASMAoKZW5kX2NvbW1pdBgRIAEoCzIaLmZsb2UuY29udHJvbC52MS5FbmRDb21taXRIABI0Cgx3cml0ZV9zdGF0dXMYEiABKAsyHC5mbG9lLmNvbnRyb2wudjEuV3JpdGVTdGF0dXNIABI0Cgxjb21taXRfYWNrZWQYEyABKAsyHC5mbG9lLmNvbnRyb2wudjEuQ29tbWl0QWNrZWRIABI8ChBjb21taXRfcmVxdWVzdGVkGBQgASgLMiAuZmxvZS5jb250cm9sLnYxLkNvbW1pdFJlcXVlc3RlZEgAQgYKBGJvZHlKBAgHEBAiQgoGU2VuZGVyEhEKCXdvcmtlcl9pZBgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoBSIyCg5Ub3BpY1BhcnRpdGlvbhINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUiSAoUVG9waWNQYXJ0aXRpb25PZmZzZXQSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEg4KBm9mZnNldBgDIAEoAyJ1CgtTdGFydENvbW1pdBI8Cg10YWJsZV9vZmZzZXRzGAEgAygLMiUuZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uT2Zmc2V0EhgKC3NuYXBzaG90X2lkGAIgASgDSACIAQFCDgoMX3NuYXBzaG90X2lkIkkKCUVuZENvbW1pdBI8ChNleHBlY3RlZF9wYXJ0aXRpb25zGAEgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uIm4KC1dyaXRlU3RhdHVzEjQKCnBhcnRpdGlvbnMYASADKAsyIC5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uU3RhdHVzEhUKDWZpbGVzX3BvaW50ZXIYAiABKAkSEgoKZmlsZV9jb3VudBgDIAEoDSKrBAoPUGFydGl0aW9uU3RhdHVzEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRIzCgRraW5kGAMgASgOMiUuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cy5LaW5kEhMKC3JhbmdlX3N0YXJ0GAQgASgDEhEKCXJhbmdlX2VuZBgFIAEoAxItCgVmaWxlcxgGIAMoCzIeLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Eg0KBWVycm9yGAcgASgJEjUKDmxvZ19zdGFydF9qdW1wGAggASgLMh0uZmxvZS5jb250cm9sLnYxLkxvZ1N0YXJ0SnVtcBI3CgZvcmlnaW4YCSABKA4yJy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uU3RhdHVzLk9yaWdpbhIgChNvbGRlc3RfdGltZXN0YW1wX21zGAogASgDSACIAQEiSwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9EQVRBEAESDgoKS0lORF9FTVBUWRACEg4KCktJTkRfRVJST1IQAyJkCgZPcmlnaW4SFgoST1JJR0lOX1VOU1BFQ0lGSUVEEAASEAoMT1JJR0lOX1RBQkxFEAESFwoTT1JJR0lOX0dST1VQX09GRlNFVBACEhcKE09SSUdJTl9PRkZTRVRfUkVTRVQQA0IWChRfb2xkZXN0X3RpbWVzdGFtcF9tcyI2CgxMb2dTdGFydEp1bXASDAoEZnJvbRgBIAEoAxIKCgJ0bxgCIAEoAxIMCgRsb3N0GAMgASgDIosICg1EYXRhRmlsZUVudHJ5EhEKCWZpbGVfcGF0aBgBIAEoCRITCgtmaWxlX2Zvcm1hdBgCIAEoCRIUCgxyZWNvcmRfY291bnQYAyABKAMSGgoSZmlsZV9zaXplX2luX2J5dGVzGAQgASgDEg8KB3NwZWNfaWQYBSABKAUSMgoJcGFydGl0aW9uGAYgAygLMh8uZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblZhbHVlEkUKDGNvbHVtbl9zaXplcxgHIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5LkNvbHVtblNpemVzRW50cnkSRQoMdmFsdWVfY291bnRzGAggAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuVmFsdWVDb3VudHNFbnRyeRJOChFudWxsX3ZhbHVlX2NvdW50cxgJIAMoCzIzLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Lk51bGxWYWx1ZUNvdW50c0VudHJ5EkwKEG5hbl92YWx1ZV9jb3VudHMYCiADKAsyMi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5OYW5WYWx1ZUNvdW50c0VudHJ5EkUKDGxvd2VyX2JvdW5kcxgLIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Lkxvd2VyQm91bmRzRW50cnkSRQoMdXBwZXJfYm91bmRzGAwgAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuVXBwZXJCb3VuZHNFbnRyeRIVCg1zcGxpdF9vZmZzZXRzGA0gAygDEhoKDXNvcnRfb3JkZXJfaWQYDiABKAVIAIgBARIdChVibG9vbV9maWx0ZXJfbG9jYXRpb24YDyABKAkaMgoQQ29sdW1uU2l6ZXNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjIKEFZhbHVlQ291bnRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARo2ChROdWxsVmFsdWVDb3VudHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjUKE05hblZhbHVlQ291bnRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARoyChBMb3dlckJvdW5kc0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoDDoCOAEaMgoQVXBwZXJCb3VuZHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAw6AjgBQhAKDl9zb3J0X29yZGVyX2lkIjAKDlBhcnRpdGlvblZhbHVlEhAKCGZpZWxkX2lkGAEgASgFEgwKBGpzb24YAiABKAkiVwoNUmVwb3J0ZWRGaWxlcxIRCgljb21taXRfaWQYASABKAkSMwoKcGFydGl0aW9ucxgCIAMoCzIfLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25GaWxlcyJhCg5QYXJ0aXRpb25GaWxlcxINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSLQoFZmlsZXMYAyADKAsyHi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeSLnAQoLQ29tbWl0QWNrZWQSGAoLc25hcHNob3RfaWQYASABKANIAIgBARJAChFjb21taXR0ZWRfb2Zmc2V0cxgCIAMoCzIlLmZsb2UuY29udHJvbC52MS5Ub3BpY1BhcnRpdGlvbk9mZnNldBI8Cg9jb21taXR0ZWRfZmlsZXMYAyADKAsyIy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uRmlsZVBhdGhzEi4KCnJlamVjdGlvbnMYBCADKAsyGi5mbG9lLmNvbnRyb2wudjEuUmVqZWN0aW9uQg4KDF9zbmFwc2hvdF9pZCJKChJQYXJ0aXRpb25GaWxlUGF0aHMSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEhIKCmZpbGVfcGF0aHMYAyADKAkiaQoJUmVqZWN0aW9uEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRIOCgZyZWFzb24YAyABKAkSGQoMdGFibGVfb2Zmc2V0GAQgASgDSACIAQFCDwoNX3RhYmxlX29mZnNldCJWCg9Db21taXRSZXF1ZXN0ZWQSDgoGcmVhc29uGAEgASgJEjMKCnBhcnRpdGlvbnMYAiADKAsyHy5mbG9lLmNvbnRyb2wudjEuVG9waWNQYXJ0aXRpb25iBnByb3RvMw");
+  fileDesc("ChJmbG9lX2NvbnRyb2wucHJvdG8SD2Zsb2UuY29udHJvbC52MSKoAwoIRW52ZWxvcGUSDwoHdmVyc2lvbhgBIAEoDRIPCgdkYXRhc2V0GAIgASgJEg0KBWdyb3VwGAMgASgJEhEKCWNvbW1pdF9pZBgEIAEoCRInCgZzZW5kZXIYBSABKAsyFy5mbG9lLmNvbnRyb2wudjEuU2VuZGVyEg8KB3RpbWVfbXMYBiABKAMSNAoMc3RhcnRfY29tbWl0GBAgASgLMhwuZmxvZS5jb250cm9sLnYxLlN0YXJ0Q29tbWl0SAASMAoKZW5kX2NvbW1pdBgRIAEoCzIaLmZsb2UuY29udHJvbC52MS5FbmRDb21taXRIABI0Cgx3cml0ZV9zdGF0dXMYEiABKAsyHC5mbG9lLmNvbnRyb2wudjEuV3JpdGVTdGF0dXNIABI0Cgxjb21taXRfYWNrZWQYEyABKAsyHC5mbG9lLmNvbnRyb2wudjEuQ29tbWl0QWNrZWRIABI8ChBjb21taXRfcmVxdWVzdGVkGBQgASgLMiAuZmxvZS5jb250cm9sLnYxLkNvbW1pdFJlcXVlc3RlZEgAQgYKBGJvZHlKBAgHEBAiQgoGU2VuZGVyEhEKCXdvcmtlcl9pZBgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoBSIyCg5Ub3BpY1BhcnRpdGlvbhINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUiSAoUVG9waWNQYXJ0aXRpb25PZmZzZXQSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEg4KBm9mZnNldBgDIAEoAyJ1CgtTdGFydENvbW1pdBI8Cg10YWJsZV9vZmZzZXRzGAEgAygLMiUuZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uT2Zmc2V0EhgKC3NuYXBzaG90X2lkGAIgASgDSACIAQFCDgoMX3NuYXBzaG90X2lkIkkKCUVuZENvbW1pdBI8ChNleHBlY3RlZF9wYXJ0aXRpb25zGAEgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uIpwBCgtXcml0ZVN0YXR1cxI0CgpwYXJ0aXRpb25zGAEgAygLMiAuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cxIVCg1maWxlc19wb2ludGVyGAIgASgJEhIKCmZpbGVfY291bnQYAyABKA0SLAoJcm90YXRpb25zGAQgAygLMhkuZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uIocBCghSb3RhdGlvbhIKCgJpZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIuCgZyYW5nZXMYAyADKAsyHi5mbG9lLmNvbnRyb2wudjEuUm90YXRpb25SYW5nZRItCgVmaWxlcxgEIAMoCzIeLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Ik0KDVJvdGF0aW9uUmFuZ2USDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEg0KBXN0YXJ0GAMgASgDEgsKA2VuZBgEIAEoAyKrBAoPUGFydGl0aW9uU3RhdHVzEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRIzCgRraW5kGAMgASgOMiUuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cy5LaW5kEhMKC3JhbmdlX3N0YXJ0GAQgASgDEhEKCXJhbmdlX2VuZBgFIAEoAxItCgVmaWxlcxgGIAMoCzIeLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Eg0KBWVycm9yGAcgASgJEjUKDmxvZ19zdGFydF9qdW1wGAggASgLMh0uZmxvZS5jb250cm9sLnYxLkxvZ1N0YXJ0SnVtcBI3CgZvcmlnaW4YCSABKA4yJy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uU3RhdHVzLk9yaWdpbhIgChNvbGRlc3RfdGltZXN0YW1wX21zGAogASgDSACIAQEiSwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9EQVRBEAESDgoKS0lORF9FTVBUWRACEg4KCktJTkRfRVJST1IQAyJkCgZPcmlnaW4SFgoST1JJR0lOX1VOU1BFQ0lGSUVEEAASEAoMT1JJR0lOX1RBQkxFEAESFwoTT1JJR0lOX0dST1VQX09GRlNFVBACEhcKE09SSUdJTl9PRkZTRVRfUkVTRVQQA0IWChRfb2xkZXN0X3RpbWVzdGFtcF9tcyI2CgxMb2dTdGFydEp1bXASDAoEZnJvbRgBIAEoAxIKCgJ0bxgCIAEoAxIMCgRsb3N0GAMgASgDIosICg1EYXRhRmlsZUVudHJ5EhEKCWZpbGVfcGF0aBgBIAEoCRITCgtmaWxlX2Zvcm1hdBgCIAEoCRIUCgxyZWNvcmRfY291bnQYAyABKAMSGgoSZmlsZV9zaXplX2luX2J5dGVzGAQgASgDEg8KB3NwZWNfaWQYBSABKAUSMgoJcGFydGl0aW9uGAYgAygLMh8uZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblZhbHVlEkUKDGNvbHVtbl9zaXplcxgHIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5LkNvbHVtblNpemVzRW50cnkSRQoMdmFsdWVfY291bnRzGAggAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuVmFsdWVDb3VudHNFbnRyeRJOChFudWxsX3ZhbHVlX2NvdW50cxgJIAMoCzIzLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Lk51bGxWYWx1ZUNvdW50c0VudHJ5EkwKEG5hbl92YWx1ZV9jb3VudHMYCiADKAsyMi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5OYW5WYWx1ZUNvdW50c0VudHJ5EkUKDGxvd2VyX2JvdW5kcxgLIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Lkxvd2VyQm91bmRzRW50cnkSRQoMdXBwZXJfYm91bmRzGAwgAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuVXBwZXJCb3VuZHNFbnRyeRIVCg1zcGxpdF9vZmZzZXRzGA0gAygDEhoKDXNvcnRfb3JkZXJfaWQYDiABKAVIAIgBARIdChVibG9vbV9maWx0ZXJfbG9jYXRpb24YDyABKAkaMgoQQ29sdW1uU2l6ZXNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjIKEFZhbHVlQ291bnRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARo2ChROdWxsVmFsdWVDb3VudHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjUKE05hblZhbHVlQ291bnRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARoyChBMb3dlckJvdW5kc0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoDDoCOAEaMgoQVXBwZXJCb3VuZHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAw6AjgBQhAKDl9zb3J0X29yZGVyX2lkIjAKDlBhcnRpdGlvblZhbHVlEhAKCGZpZWxkX2lkGAEgASgFEgwKBGpzb24YAiABKAkihQEKDVJlcG9ydGVkRmlsZXMSEQoJY29tbWl0X2lkGAEgASgJEjMKCnBhcnRpdGlvbnMYAiADKAsyHy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uRmlsZXMSLAoJcm90YXRpb25zGAMgAygLMhkuZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uImEKDlBhcnRpdGlvbkZpbGVzEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRItCgVmaWxlcxgDIAMoCzIeLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5IoMCCgtDb21taXRBY2tlZBIYCgtzbmFwc2hvdF9pZBgBIAEoA0gAiAEBEkAKEWNvbW1pdHRlZF9vZmZzZXRzGAIgAygLMiUuZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uT2Zmc2V0EjwKD2NvbW1pdHRlZF9maWxlcxgDIAMoCzIjLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25GaWxlUGF0aHMSLgoKcmVqZWN0aW9ucxgEIAMoCzIaLmZsb2UuY29udHJvbC52MS5SZWplY3Rpb24SGgoSYWNjZXB0ZWRfcm90YXRpb25zGAUgAygJQg4KDF9zbmFwc2hvdF9pZCJKChJQYXJ0aXRpb25GaWxlUGF0aHMSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEhIKCmZpbGVfcGF0aHMYAyADKAkiaQoJUmVqZWN0aW9uEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRIOCgZyZWFzb24YAyABKAkSGQoMdGFibGVfb2Zmc2V0GAQgASgDSACIAQFCDwoNX3RhYmxlX29mZnNldCJWCg9Db21taXRSZXF1ZXN0ZWQSDgoGcmVhc29uGAEgASgJEjMKCnBhcnRpdGlvbnMYAiADKAsyHy5mbG9lLmNvbnRyb2wudjEuVG9waWNQYXJ0aXRpb25iBnByb3RvMw");
 
 /**
  * @generated from message floe.control.v1.Envelope
@@ -270,11 +270,20 @@ export type WriteStatus = Message<"floe.control.v1.WriteStatus"> & {
   filesPointer: string;
 
   /**
-   * How many files the status reports, in `partitions` or behind `files_pointer`.
+   * How many files the status reports, in `partitions` and `rotations` or behind `files_pointer`.
    *
    * @generated from field: uint32 file_count = 3;
    */
   fileCount: number;
+
+  /**
+   * The shared-segment layout: the sender's uncommitted rotations, oldest first. When any is
+   * present, the partitions' `files` are empty and each data partition's range is its chain
+   * summary (from the chain's start to the cut).
+   *
+   * @generated from field: repeated floe.control.v1.Rotation rotations = 4;
+   */
+  rotations: Rotation[];
 };
 
 /**
@@ -283,6 +292,83 @@ export type WriteStatus = Message<"floe.control.v1.WriteStatus"> & {
  */
 export const WriteStatusSchema: GenMessage<WriteStatus> = /*@__PURE__*/
   messageDesc(file_floe_control, 6);
+
+/**
+ * One cut of a worker's shared segments: files that together hold every row of the ranges it
+ * claims, one file holding rows of many Kafka partitions. Accepted or rejected whole.
+ *
+ * @generated from message floe.control.v1.Rotation
+ */
+export type Rotation = Message<"floe.control.v1.Rotation"> & {
+  /**
+   * The rotation's UUID.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Its order in the sender's dataset WAL.
+   *
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+
+  /**
+   * Every partition the rotation claims, each with the positions it covers.
+   *
+   * @generated from field: repeated floe.control.v1.RotationRange ranges = 3;
+   */
+  ranges: RotationRange[];
+
+  /**
+   * May be empty (every record dead-lettered); behind the status's files_pointer when it is set.
+   *
+   * @generated from field: repeated floe.control.v1.DataFileEntry files = 4;
+   */
+  files: DataFileEntry[];
+};
+
+/**
+ * Describes the message floe.control.v1.Rotation.
+ * Use `create(RotationSchema)` to create a new message.
+ */
+export const RotationSchema: GenMessage<Rotation> = /*@__PURE__*/
+  messageDesc(file_floe_control, 7);
+
+/**
+ * The positions [start, end) of one partition that a rotation covers.
+ *
+ * @generated from message floe.control.v1.RotationRange
+ */
+export type RotationRange = Message<"floe.control.v1.RotationRange"> & {
+  /**
+   * @generated from field: string topic = 1;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: int32 partition = 2;
+   */
+  partition: number;
+
+  /**
+   * @generated from field: int64 start = 3;
+   */
+  start: bigint;
+
+  /**
+   * @generated from field: int64 end = 4;
+   */
+  end: bigint;
+};
+
+/**
+ * Describes the message floe.control.v1.RotationRange.
+ * Use `create(RotationRangeSchema)` to create a new message.
+ */
+export const RotationRangeSchema: GenMessage<RotationRange> = /*@__PURE__*/
+  messageDesc(file_floe_control, 8);
 
 /**
  * @generated from message floe.control.v1.PartitionStatus
@@ -350,7 +436,7 @@ export type PartitionStatus = Message<"floe.control.v1.PartitionStatus"> & {
  * Use `create(PartitionStatusSchema)` to create a new message.
  */
 export const PartitionStatusSchema: GenMessage<PartitionStatus> = /*@__PURE__*/
-  messageDesc(file_floe_control, 7);
+  messageDesc(file_floe_control, 9);
 
 /**
  * @generated from enum floe.control.v1.PartitionStatus.Kind
@@ -392,7 +478,7 @@ export type PartitionStatus_Kind = (typeof PartitionStatus_Kind)[keyof typeof Pa
  * Describes the enum floe.control.v1.PartitionStatus.Kind.
  */
 export const PartitionStatus_KindSchema: GenEnum<PartitionStatus_Kind> = /*@__PURE__*/
-  enumDesc(file_floe_control, 7, 0);
+  enumDesc(file_floe_control, 9, 0);
 
 /**
  * Where the participant's chain of ranges started: the table's offset, or (for a partition the
@@ -436,7 +522,7 @@ export type PartitionStatus_Origin = (typeof PartitionStatus_Origin)[keyof typeo
  * Describes the enum floe.control.v1.PartitionStatus.Origin.
  */
 export const PartitionStatus_OriginSchema: GenEnum<PartitionStatus_Origin> = /*@__PURE__*/
-  enumDesc(file_floe_control, 7, 1);
+  enumDesc(file_floe_control, 9, 1);
 
 /**
  * Retention deleted records that were never committed: the range starts at the broker's log
@@ -466,7 +552,7 @@ export type LogStartJump = Message<"floe.control.v1.LogStartJump"> & {
  * Use `create(LogStartJumpSchema)` to create a new message.
  */
 export const LogStartJumpSchema: GenMessage<LogStartJump> = /*@__PURE__*/
-  messageDesc(file_floe_control, 8);
+  messageDesc(file_floe_control, 10);
 
 /**
  * One Iceberg data file (the manifest's data_file struct) and its bloom-filter sidecar.
@@ -563,7 +649,7 @@ export type DataFileEntry = Message<"floe.control.v1.DataFileEntry"> & {
  * Use `create(DataFileEntrySchema)` to create a new message.
  */
 export const DataFileEntrySchema: GenMessage<DataFileEntry> = /*@__PURE__*/
-  messageDesc(file_floe_control, 9);
+  messageDesc(file_floe_control, 11);
 
 /**
  * One field of a partition tuple: the value in the spec's JSON single-value serialization
@@ -589,7 +675,7 @@ export type PartitionValue = Message<"floe.control.v1.PartitionValue"> & {
  * Use `create(PartitionValueSchema)` to create a new message.
  */
 export const PartitionValueSchema: GenMessage<PartitionValue> = /*@__PURE__*/
-  messageDesc(file_floe_control, 10);
+  messageDesc(file_floe_control, 12);
 
 /**
  * What a WriteStatus's files_pointer locates: the files of every partition of that status.
@@ -608,6 +694,13 @@ export type ReportedFiles = Message<"floe.control.v1.ReportedFiles"> & {
    * @generated from field: repeated floe.control.v1.PartitionFiles partitions = 2;
    */
   partitions: PartitionFiles[];
+
+  /**
+   * The status's rotations, each with its files (matched to the status's by id).
+   *
+   * @generated from field: repeated floe.control.v1.Rotation rotations = 3;
+   */
+  rotations: Rotation[];
 };
 
 /**
@@ -615,7 +708,7 @@ export type ReportedFiles = Message<"floe.control.v1.ReportedFiles"> & {
  * Use `create(ReportedFilesSchema)` to create a new message.
  */
 export const ReportedFilesSchema: GenMessage<ReportedFiles> = /*@__PURE__*/
-  messageDesc(file_floe_control, 11);
+  messageDesc(file_floe_control, 13);
 
 /**
  * @generated from message floe.control.v1.PartitionFiles
@@ -642,7 +735,7 @@ export type PartitionFiles = Message<"floe.control.v1.PartitionFiles"> & {
  * Use `create(PartitionFilesSchema)` to create a new message.
  */
 export const PartitionFilesSchema: GenMessage<PartitionFiles> = /*@__PURE__*/
-  messageDesc(file_floe_control, 12);
+  messageDesc(file_floe_control, 14);
 
 /**
  * Fact: the round's Iceberg commit is confirmed by the catalog (or nothing needed committing).
@@ -678,6 +771,14 @@ export type CommitAcked = Message<"floe.control.v1.CommitAcked"> & {
    * @generated from field: repeated floe.control.v1.Rejection rejections = 4;
    */
   rejections: Rejection[];
+
+  /**
+   * The ids of the rotations the commit accepted (shared-segment layout): a participant deletes
+   * exactly these rotations as committed.
+   *
+   * @generated from field: repeated string accepted_rotations = 5;
+   */
+  acceptedRotations: string[];
 };
 
 /**
@@ -685,7 +786,7 @@ export type CommitAcked = Message<"floe.control.v1.CommitAcked"> & {
  * Use `create(CommitAckedSchema)` to create a new message.
  */
 export const CommitAckedSchema: GenMessage<CommitAcked> = /*@__PURE__*/
-  messageDesc(file_floe_control, 13);
+  messageDesc(file_floe_control, 15);
 
 /**
  * @generated from message floe.control.v1.PartitionFilePaths
@@ -712,7 +813,7 @@ export type PartitionFilePaths = Message<"floe.control.v1.PartitionFilePaths"> &
  * Use `create(PartitionFilePathsSchema)` to create a new message.
  */
 export const PartitionFilePathsSchema: GenMessage<PartitionFilePaths> = /*@__PURE__*/
-  messageDesc(file_floe_control, 14);
+  messageDesc(file_floe_control, 16);
 
 /**
  * @generated from message floe.control.v1.Rejection
@@ -749,7 +850,7 @@ export type Rejection = Message<"floe.control.v1.Rejection"> & {
  * Use `create(RejectionSchema)` to create a new message.
  */
 export const RejectionSchema: GenMessage<Rejection> = /*@__PURE__*/
-  messageDesc(file_floe_control, 15);
+  messageDesc(file_floe_control, 17);
 
 /**
  * Fact: a worker asks for a round now (at shutdown, to commit what it holds before it leaves).
@@ -775,5 +876,5 @@ export type CommitRequested = Message<"floe.control.v1.CommitRequested"> & {
  * Use `create(CommitRequestedSchema)` to create a new message.
  */
 export const CommitRequestedSchema: GenMessage<CommitRequested> = /*@__PURE__*/
-  messageDesc(file_floe_control, 16);
+  messageDesc(file_floe_control, 18);
 
