@@ -6,9 +6,16 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { StructValue } from '../../shared/iceberg/index.ts'
+import type { Schema, StructValue } from '../../shared/iceberg/index.ts'
 import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
-import { type DataFileWriter, type DataFileWriterOptions, openDataFile } from '../../shared/parquet/index.ts'
+import {
+  type DataFileCodec,
+  type DataFileWriter,
+  type DataFileWriterOptions,
+  type MetricsConfig,
+  openDataFile,
+  type RowGroupEncoders,
+} from '../../shared/parquet/index.ts'
 import { storageError } from './durable.ts'
 import type { Clock, RotationReason, WalLimits } from './types.ts'
 
@@ -31,6 +38,31 @@ export interface OpenSegmentsConfig {
   partitioner: Partitioner
   clock: Clock
   writer: DataFileWriterOptions
+}
+
+/** The writer settings a log's options give its segments (both layouts take the same ones). */
+export interface SegmentWriterSettings {
+  codec?: DataFileCodec
+  compressionLevel?: number
+  rowGroupRows?: number
+  rowGroupBytes?: number
+  metrics?: MetricsConfig
+  /** Field ids of the columns that get a bloom filter. */
+  bloomFilterColumns?: readonly number[]
+  encoders?: RowGroupEncoders
+}
+
+export function segmentWriterOptions(settings: SegmentWriterSettings, schema: Schema): DataFileWriterOptions {
+  return {
+    schema,
+    codec: settings.codec,
+    compressionLevel: settings.compressionLevel,
+    rowGroupRows: settings.rowGroupRows,
+    rowGroupBytes: settings.rowGroupBytes,
+    metrics: settings.metrics,
+    bloomFilters: (settings.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
+    encoders: settings.encoders,
+  }
 }
 
 export class OpenSegments {

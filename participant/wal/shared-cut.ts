@@ -10,8 +10,9 @@
 import { join } from 'node:path'
 import type { PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
 import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
-import { type DataFileMetrics, toDataFile } from '../../shared/parquet/index.ts'
+import type { DataFileMetrics } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
+import { dataFileOf } from './make-ready.ts'
 import type { OpenSegment } from './open-segments.ts'
 import {
   encodeRotationManifest,
@@ -89,12 +90,8 @@ function sharedSegmentOf(
   metrics: DataFileMetrics,
   rotation: string,
 ): SharedSegment {
-  const { dir, schema, spec, partitioner, fieldTypes } = context
-  const { filePath: _none, ...dataFile } = toDataFile(
-    metrics,
-    { filePath: '', schema, specId: spec['spec-id'], partition: segment.partitionValues },
-    fieldTypes,
-  )
+  const { dir, partitioner } = context
+  const dataFile = dataFileOf(context, segment, metrics)
   return {
     uuid: segment.uuid,
     rotation,

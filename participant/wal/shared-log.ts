@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto'
 import type { LogStartJump } from '../../protocol/index.ts'
 import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
-import { FloeError, isFloeError } from '../../shared/index.ts'
+import { FloeError } from '../../shared/index.ts'
 import {
   type DataFileCodec,
   type MetricsConfig,
@@ -23,7 +23,8 @@ import {
   type RowGroupEncoders,
 } from '../../shared/parquet/index.ts'
 import { deleteWalFiles } from './durable.ts'
-import { OpenSegments } from './open-segments.ts'
+import { LogQueues, type LogState } from './log-queues.ts'
+import { OpenSegments, segmentWriterOptions } from './open-segments.ts'
 import { ReadyRotations } from './ready-rotations.ts'
 import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
@@ -53,7 +54,7 @@ export interface SharedLogOptions {
   nextSequence?: bigint
 }
 
-export type SharedLogState = 'open' | 'failed' | 'closed'
+export type SharedLogState = LogState
 
 export interface SharedWalkInput {
   /** Where each partition's chain starts: the ACK's or table's offsets, or the chain starts held (key: partitionKey). */
@@ -100,10 +101,7 @@ export class SharedLog {
   readonly #positions = new Map<number, Position>()
   readonly #ready: ReadyRotations
   #sequence: bigint
-  #state: SharedLogState = 'open'
-  #failure: unknown
-  #writeTail: Promise<unknown> = Promise.resolve()
-  #readyTail: Promise<unknown> = Promise.resolve()
+  readonly #queues: LogQueues
 
   constructor(options: SharedLogOptions) {
     if (options.topic === '') throw invalid('topic is empty', {})
@@ -116,6 +114,7 @@ export class SharedLog {
     this.limits = limits
     this.#clock = options.clock ?? performanceClock
     this.#options = options
+    this.#queues = new LogQueues(options.dir, () => this.#closedError())
     ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
     this.#ready = new ReadyRotations(options.dir, options.recovered ?? [])
     let sequence = options.nextSequence ?? 1n
@@ -124,7 +123,7 @@ export class SharedLog {
   }
 
   get state(): SharedLogState {
-    return this.#state
+    return this.#queues.state
   }
   /** The uncommitted rotations, oldest first. */
   get rotations(): readonly SharedRotation[] {
@@ -151,6 +150,11 @@ export class SharedLog {
     return new Map([...this.#positions].map(([partition, position]) => [partition, position.end]))
   }
 
+  /** Where the partition reads next; undefined if the log does not track it. */
+  position(partition: number): bigint | undefined {
+    return this.#positions.get(partition)?.end
+  }
+
   /** True if the partition read something since the last cut (its rows are in open segments). */
   hasUncut(partition: number): boolean {
     const position = this.#positions.get(partition)
@@ -175,7 +179,7 @@ export class SharedLog {
 
   /** Appends one polled batch of one partition; `nextOffset` advances its range even with no rows. */
   append(partition: number, rows: readonly StructValue[], nextOffset: bigint): Promise<void> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       const position = this.#positions.get(partition)
       if (!position) {
         throw new FloeError(
@@ -191,24 +195,24 @@ export class SharedLog {
           details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
         })
       }
-      if (rows.length > 0) await this.#guard(() => this.#segments.append(rows))
+      if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
       position.end = nextOffset
     })
   }
 
   /** The first of the size, age or open-segment triggers the open segments meet now, if any. */
   rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
-    return this.#state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
+    return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
   }
 
   /** Rotates every open segment at once; undefined when no partition moved since the last cut. */
   cut(reason: RotationReason): Promise<SharedRotation | undefined> {
-    return this.#write(() => this.#cut(reason))
+    return this.#queues.write(() => this.#cut(reason))
   }
 
   /** The table's schema or spec changed: segments opened after the next cut follow them. */
   useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       if (schema === this.#context.schema && spec === this.#context.spec) return
       this.#nextTable = { schema, spec }
       if (this.#segments.count === 0) this.#applyNextTable()
@@ -217,7 +221,7 @@ export class SharedLog {
 
   /** Writes every buffered row group out (memory pressure short of a cut). */
   flushRowGroups(): Promise<void> {
-    return this.#write(() => this.#guard(() => this.#segments.flushRowGroups()))
+    return this.#queues.write(() => this.#queues.guard(() => this.#segments.flushRowGroups()))
   }
 
   /**
@@ -227,7 +231,7 @@ export class SharedLog {
    * of. A partition that has uncut rows and must move is cut first, with every other one (S1).
    */
   walk(input: SharedWalkInput): Promise<SharedWalkResult> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       const assigned = new Set(input.assigned.map((partition) => partitionKey(this.topic, partition)))
       const { from, jumps, rejected } = input
       const plan = () => walkRotations({ rotations: this.#ready.list, from, assigned, jumps, rejected })
@@ -249,7 +253,7 @@ export class SharedLog {
         rotation: byId.get(rotation.id) as SharedRotation,
         reason,
       }))
-      await this.#readyFiles(() => this.#ready.delete(dropped.map(({ rotation }) => rotation)))
+      await this.#queues.ready(() => this.#ready.delete(dropped.map(({ rotation }) => rotation)))
       const next = new Map<number, bigint | undefined>()
       for (const partition of input.assigned) next.set(partition, result.next.get(partitionKey(this.topic, partition)))
       const rewound: number[] = []
@@ -279,12 +283,12 @@ export class SharedLog {
   /** Deletes the named rotations (an ACK accepted them), manifest first; returns them. */
   deleteRotations(ids: Iterable<string>): Promise<SharedRotation[]> {
     const named = new Set(ids)
-    return this.#readyFiles(() => this.#ready.delete(this.#ready.list.filter((rotation) => named.has(rotation.id))))
+    return this.#queues.ready(() => this.#ready.delete(this.#ready.list.filter((rotation) => named.has(rotation.id))))
   }
 
   /** Records where a segment was uploaded, in its sidecar; undefined if the log no longer holds it. */
   markUploaded(uuid: string, location: string): Promise<SharedSegment | undefined> {
-    return this.#readyFiles(() => this.#ready.markUploaded(uuid, location))
+    return this.#queues.ready(() => this.#ready.markUploaded(uuid, location))
   }
 
   /**
@@ -293,37 +297,21 @@ export class SharedLog {
    * positions: the consumer seeks each partition there.
    */
   discardOpen(): Promise<Map<number, bigint>> {
-    if (this.#state === 'closed') return Promise.reject(this.#closedError())
-    const done = Promise.all([this.#writeTail, this.#readyTail]).then(async () => {
-      if (this.#state === 'closed') throw this.#closedError()
-      await this.#guard(async () => {
-        await this.#segments.abortAll()
-        await deleteWalFiles(this.dir, await this.#ready.strayFiles())
-      })
+    return this.#queues.reset(async () => {
+      await this.#segments.abortAll()
+      await deleteWalFiles(this.dir, await this.#ready.strayFiles())
       const positions = new Map<number, bigint>()
       for (const [partition, position] of this.#positions) {
         position.end = position.start
         positions.set(partition, position.start)
       }
-      this.#state = 'open'
-      this.#failure = undefined
       return positions
     })
-    this.#writeTail = done.catch(() => {})
-    this.#readyTail = this.#writeTail
-    return done
   }
 
   /** Waits for queued work, then ends the log. Uncut rows are discarded (read again after a restart). */
   close(): Promise<void> {
-    if (this.#state === 'closed') return Promise.resolve()
-    const done = Promise.all([this.#writeTail, this.#readyTail]).then(() => {
-      this.#state = 'closed'
-      return this.#segments.abortAll()
-    })
-    this.#writeTail = done.catch(() => {})
-    this.#readyTail = this.#writeTail
-    return done
+    return this.#queues.close(() => this.#segments.abortAll())
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -338,7 +326,7 @@ export class SharedLog {
     }
     if (ranges.length === 0) return undefined
     const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges }
-    const rotation = await this.#guard(() => writeRotation(this.#context, segments, cut))
+    const rotation = await this.#queues.guard(() => writeRotation(this.#context, segments, cut))
     this.#sequence += 1n
     this.#segments.clear()
     for (const position of this.#positions.values()) position.start = position.end
@@ -362,16 +350,7 @@ export class SharedLog {
       activeName: sharedActiveName,
       partitioner,
       clock: this.#clock,
-      writer: {
-        schema,
-        codec: options.codec,
-        compressionLevel: options.compressionLevel,
-        rowGroupRows: options.rowGroupRows,
-        rowGroupBytes: options.rowGroupBytes,
-        metrics: options.metrics,
-        bloomFilters: (options.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
-        encoders: options.encoders,
-      },
+      writer: segmentWriterOptions(options, schema),
     })
     const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
     const context: CutContext = {
@@ -390,42 +369,6 @@ export class SharedLog {
     if (!next) return
     ;({ segments: this.#segments, context: this.#context } = this.#build(next.schema, next.spec))
     this.#nextTable = undefined
-  }
-
-  #write<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#writeTail.then(() => {
-      this.#assertOpen()
-      return operation()
-    })
-    this.#writeTail = result.catch(() => {})
-    return result
-  }
-
-  #readyFiles<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#readyTail.then(() => {
-      if (this.#state === 'closed') throw this.#closedError()
-      return operation()
-    })
-    this.#readyTail = result.catch(() => {})
-    return result
-  }
-
-  async #guard<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation()
-    } catch (error) {
-      this.#state = 'failed'
-      this.#failure = isFloeError(error)
-        ? error
-        : new FloeError('STORAGE_UNAVAILABLE', 'WAL write failed', { cause: error, details: { dir: this.dir } })
-      throw this.#failure
-    }
-  }
-
-  #assertOpen(): void {
-    if (this.#state === 'open') return
-    if (this.#state === 'failed') throw this.#failure
-    throw this.#closedError()
   }
 
   #closedError(): FloeError {

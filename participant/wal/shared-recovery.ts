@@ -8,7 +8,7 @@
 //   3. every assigned partition reads from where its kept chain ends.
 // Deletions remove manifests first, durably, then files: a crash in between leaves files no
 // manifest names, which the next recovery deletes.
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isFloeError } from '../../shared/index.ts'
 import { deleteWalFiles, storageError } from './durable.ts'
@@ -21,6 +21,7 @@ import {
 } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRotation, walkRotations } from './rotation-walk.ts'
 import { parseSharedFileName, sharedSegmentName } from './shared-names.ts'
+import { readSidecarWithSize } from './sidecar.ts'
 
 export type SharedDeletionReason =
   | 'active'
@@ -191,21 +192,10 @@ async function readSegments(
     if (!present.has(parquet) || !present.has(json)) return 'incomplete-rotation'
     const jsonPath = join(dir, json)
     const localPath = join(dir, parquet)
-    let text: string
-    let size: number
-    try {
-      text = await readFile(jsonPath, 'utf8')
-      size = (await stat(localPath)).size
-    } catch (error) {
-      throw storageError('cannot read WAL file', jsonPath, error)
-    }
-    let segment: ReturnType<typeof decodeSharedSidecar>['segment']
-    try {
-      segment = decodeSharedSidecar(text).segment
-    } catch (error) {
-      if (isFloeError(error)) return 'incomplete-rotation'
-      throw error
-    }
+    const read = await readSidecarWithSize(jsonPath, localPath, decodeSharedSidecar)
+    if (!read) return 'incomplete-rotation'
+    const { segment } = read.decoded
+    const size = read.size
     if (segment.uuid !== uuid || segment.rotation !== manifest.id || segment.sizeBytes !== size) {
       return 'incomplete-rotation'
     }

@@ -5,6 +5,7 @@
 // hand, and it is lossless: 64-bit counts and offsets go through shared/json, bounds as base64
 // of their single-value binary form, partition values in the spec's JSON single-value form.
 
+import { readFile, stat } from 'node:fs/promises'
 import type { DataFile, StructType, StructValue } from '../../shared/iceberg/index.ts'
 import {
   decodeBase64,
@@ -13,10 +14,37 @@ import {
   type JsonSingleValue,
   toJsonSingleValue,
 } from '../../shared/iceberg/values/index.ts'
-import { FloeError } from '../../shared/index.ts'
+import { FloeError, isFloeError } from '../../shared/index.ts'
 import { type JsonObject, type JsonValue, parseJson, stringifyJsonBytes } from '../../shared/json/index.ts'
 import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
+import { storageError } from './durable.ts'
 import type { ReadySegment } from './types.ts'
+
+/**
+ * A sidecar's text decoded with `decode`, and the size of its `.parquet` on disk; undefined when
+ * the sidecar does not read back (recovery drops its rotation). A file that cannot be read at all
+ * is a storage failure and throws.
+ */
+export async function readSidecarWithSize<T>(
+  jsonPath: string,
+  localPath: string,
+  decode: (text: string) => T,
+): Promise<{ decoded: T; size: number } | undefined> {
+  let text: string
+  let size: number
+  try {
+    text = await readFile(jsonPath, 'utf8')
+    size = (await stat(localPath)).size
+  } catch (error) {
+    throw storageError('cannot read WAL file', jsonPath, error)
+  }
+  try {
+    return { decoded: decode(text), size }
+  } catch (error) {
+    if (isFloeError(error)) return undefined
+    throw error
+  }
+}
 
 const format = 'floe-wal-segment'
 const version = 1

@@ -28,7 +28,7 @@ process.stdout.write('ready\n')
 
 for (let batch = 0; ; batch++) {
   for (const partition of assigned) {
-    const from = log.positions.get(partition) as bigint
+    const from = log.position(partition) as bigint
     const count = 1 + ((batch * 7 + partition * 3) % 11)
     const rows = []
     for (let offset = from; offset < from + BigInt(count); offset++) {
