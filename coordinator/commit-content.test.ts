@@ -4,7 +4,8 @@ import { isFloeError } from '../shared/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
 import { planCommit, roundAck } from './commit-content.ts'
 import { decodeProgress, encodeProgress, offsetsKey } from './progress.ts'
-import { empty, failed, group, tableWith, topic, written } from './test-fixtures.ts'
+import type { RotationReport } from './rotation-check.ts'
+import { empty, failed, group, rotation, rotationReport, tableWith, topic, written } from './test-fixtures.ts'
 
 const key = offsetsKey(group)
 const events = (offsets: Record<number, bigint>): Progress =>
@@ -132,5 +133,87 @@ describe('roundAck', () => {
       lost: [],
       acceptedRotations: [],
     })
+  })
+})
+
+describe('planCommit and roundAck with shared-segment rotations', () => {
+  const metadata = tableAt({ 0: 100n, 1: 200n, 2: 300n })
+  const reports = [
+    rotationReport(2, 'wa', [
+      rotation(
+        'r1',
+        [
+          [0, 100n, 110n],
+          [1, 200n, 205n],
+        ],
+        ['s3://b/r1-a.parquet', 's3://b/r1-b.parquet'],
+      ),
+      rotation('r2', [[0, 110n, 120n]], []),
+      // Partition 2's range is stale: the rotation goes whole, with its file.
+      rotation(
+        'r3',
+        [
+          [1, 205n, 210n],
+          [2, 290n, 300n],
+        ],
+        ['s3://b/r3.parquet'],
+      ),
+    ]),
+  ]
+
+  test('commits the union of the accepted rotations files, and the marker each partition reached', () => {
+    const plan = planCommit(metadata, { group, commitId: 'c-7', statuses: [], reports, partial: false })
+    assert.deepEqual(
+      plan.content.files.map((f) => f.filePath),
+      ['s3://b/r1-a.parquet', 's3://b/r1-b.parquet'],
+    )
+    assert.deepEqual(plan.offsets, events({ 0: 120n, 1: 205n, 2: 300n }))
+    assert.deepEqual(plan.content.summary?.['floe.round.partitions'], '2')
+    const ack = roundAck('c-7', 9n, plan.check)
+    assert.deepEqual(ack.acceptedRotations, ['r1', 'r2'])
+    assert.deepEqual(
+      ack.committed.map((c) => [c.partition, c.offset, c.filePaths]),
+      [
+        [0, 120n, []],
+        [1, 205n, []],
+      ],
+    )
+    assert.deepEqual(
+      ack.rejected.map((r) => [r.partition, r.reason, r.tableOffset]),
+      [[2, 'behind-table', 300n]],
+    )
+    assert.deepEqual(roundAck('c-7', undefined, plan.check).acceptedRotations, [])
+  })
+
+  test('asked again after its commit landed on a table with no older marker, describes the same commit', () => {
+    const fresh = tableWith([{ id: 1n, summary: { [key]: encodeProgress(events({ 0: 100n, 1: 200n, 2: 300n })) } }])
+    const inLine = [
+      { ...(reports[0] as RotationReport), rotations: (reports[0] as RotationReport).rotations.slice(0, 2) },
+    ]
+    const first = planCommit(fresh, { group, commitId: 'c-7', statuses: [], reports: inLine, partial: false })
+    // The landed snapshot is the only one that carries a marker (expiry took the older ones).
+    const landed = tableWith([{ id: 5n, summary: { ...first.content.summary } }])
+    const again = planCommit(landed, { group, commitId: 'c-7', statuses: [], reports: inLine, partial: false })
+    assert.equal(again.previous.landed, true)
+    assert.deepEqual(again.check, first.check)
+  })
+
+  test('a landed round whose table before cannot be rebuilt names no rotation accepted, only the table offsets', () => {
+    const fresh = tableWith([{ id: 1n, summary: { [key]: encodeProgress(events({ 0: 100n, 1: 200n, 2: 300n })) } }])
+    const first = planCommit(fresh, { group, commitId: 'c-7', statuses: [], reports, partial: false })
+    const landed = tableWith([{ id: 5n, summary: { ...first.content.summary } }])
+    // Partition 2's stale range ends at the marker: it looks committed by this round, and r3 with it.
+    const again = planCommit(landed, { group, commitId: 'c-7', statuses: [], reports, partial: false })
+    const ack = roundAck('c-7', 5n, again.check)
+    assert.deepEqual(ack.acceptedRotations, [])
+    assert.deepEqual(ack.committed, [])
+    assert.deepEqual(
+      ack.rejected.map((r) => [r.partition, r.tableOffset]),
+      [
+        [0, 120n],
+        [1, 205n],
+        [2, 300n],
+      ],
+    )
   })
 })

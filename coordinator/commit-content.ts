@@ -3,13 +3,20 @@
 // (shared/iceberg/commit), so the contiguity check runs against every freshly loaded table. Pure.
 
 import type { OffsetRange, PartitionWriteStatus } from '../protocol/index.ts'
-import type { AppendContent } from '../shared/iceberg/commit/index.ts'
+import { type AppendContent, findCommittedSnapshot } from '../shared/iceberg/commit/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
-import { type ContiguityCheck, checkContiguity, type LostRecords, type RejectedPartition } from './contiguity.ts'
 import {
+  acceptedFiles,
+  type ContiguityCheck,
+  emptyCheck,
+  type LostRecords,
+  type RejectedPartition,
+} from './contiguity.ts'
+import {
+  decodeProgress,
   encodeProgress,
   floeSummaryKeys,
   lostRecordsKey,
@@ -18,12 +25,15 @@ import {
   progressForRound,
   type RoundProgress,
 } from './progress.ts'
+import { checkRound, landedCandidates, type RotationReport } from './rotation-check.ts'
 
 export interface RoundToCommit {
   group: string
   commitId: string
   /** The statuses that count (RoundTracker's answeredStatuses). */
   statuses: readonly PartitionWriteStatus[]
+  /** The senders' shared-segment statuses (RoundTracker's answeredReports); none in the per-partition layout. */
+  reports?: readonly RotationReport[]
   /** The round timed out: some partitions did not answer. */
   partial: boolean
 }
@@ -44,13 +54,24 @@ export interface CommitPlan {
  * (invariant 8). The same file listed twice would land its rows twice: INVARIANT_BROKEN.
  */
 export function planCommit(metadata: TableMetadata, round: RoundToCommit): CommitPlan {
-  const previous = progressForRound(metadata, round.group, round.commitId, round.statuses)
-  const check = checkContiguity(previous.progress, round.statuses)
-  const offsets = mergeProgress(
-    previous.progress,
-    check.accepted.map(({ topic, partition, range }) => ({ topic, partition, offset: range.end })),
-  )
-  const files = check.accepted.flatMap((accepted) => accepted.files)
+  const reports = round.reports ?? []
+  const previous = progressForRound(metadata, round.group, round.commitId, [
+    ...round.statuses,
+    ...landedCandidates(reports),
+  ])
+  let check = checkRound(previous.progress, round.statuses, reports)
+  let offsets = advanced(previous.progress, check)
+  const landedMarker = previous.landed && reports.length > 0 ? markerOf(metadata, round) : undefined
+  if (landedMarker && encodeProgress(offsets) !== encodeProgress(landedMarker)) {
+    // The table before the landed round was rebuilt wrongly (a stale range ending at the table's
+    // offset looked committed), and with rotations the ACK could name one accepted that was not.
+    // It names none then: every partition goes to the landed marker, where it would have gone
+    // committed or rejected alike.
+    check = landedFallback(check, landedMarker)
+    offsets = landedMarker
+  }
+  // The union of the accepted rotations' files (all-or-nothing each) and the per-partition ones.
+  const files = acceptedFiles(check)
   const paths = new Set<string>()
   for (const file of files) {
     if (paths.has(file.filePath)) {
@@ -72,6 +93,33 @@ export function planCommit(metadata: TableMetadata, round: RoundToCommit): Commi
   return { check, previous, offsets, content: { files, summary, properties: { [offsetsKey(round.group)]: marker } } }
 }
 
+/** The marker the round's own snapshot wrote. */
+function markerOf(metadata: TableMetadata, round: RoundToCommit): Progress | undefined {
+  const snapshot = findCommittedSnapshot(metadata, floeSummaryKeys.commitId, round.commitId)
+  const marker = snapshot?.summary[offsetsKey(round.group)]
+  return marker === undefined ? undefined : decodeProgress(marker)
+}
+
+function landedFallback(wrong: ContiguityCheck, marker: Progress): ContiguityCheck {
+  const check = emptyCheck()
+  check.errored.push(...wrong.errored)
+  check.unchanged.push(...wrong.unchanged)
+  for (const { topic, partition, range } of [...wrong.accepted, ...wrong.rejected]) {
+    const tableOffset = marker.get(topic)?.get(partition)
+    if (!check.rejected.some((r) => r.topic === topic && r.partition === partition)) {
+      check.rejected.push({ topic, partition, reason: 'behind-table', tableOffset, range })
+    }
+  }
+  return check
+}
+
+function advanced(progress: Progress, check: ContiguityCheck): Progress {
+  return mergeProgress(
+    progress,
+    check.accepted.map(({ topic, partition, range }) => ({ topic, partition, offset: range.end })),
+  )
+}
+
 function encodeLost(lost: readonly LostRecords[]): string {
   const byTopic: Record<string, Record<string, bigint>> = {}
   for (const { topic, partition, count } of lost) {
@@ -88,7 +136,11 @@ export interface CommittedPartition {
   range: OffsetRange
   /** The table's next offset for the partition now: where its participant continues. */
   offset: bigint
-  /** The data files committed for the partition: its participant may delete their local copies. */
+  /**
+   * The data files committed for the partition: its participant may delete their local copies.
+   * None for a partition committed by rotations: their files hold many partitions, and the ACK
+   * names the rotations instead.
+   */
   filePaths: string[]
 }
 
@@ -103,7 +155,7 @@ export interface RoundAck {
   committed: CommittedPartition[]
   rejected: RejectedPartition[]
   lost: LostRecords[]
-  /** The ids of the rotations committed whole (shared-segment layout). */
+  /** The ids of the rotations committed whole (shared-segment layout): their participants delete them. */
   acceptedRotations: string[]
 }
 
@@ -124,6 +176,7 @@ export function roundAck(commitId: string, snapshotId: bigint | undefined, check
           })),
     rejected: check?.rejected ?? [],
     lost: snapshotId === undefined ? [] : (check?.lost ?? []),
-    acceptedRotations: [],
+    acceptedRotations:
+      snapshotId === undefined || !check ? [] : check.rotations.accepted.map((rotation) => rotation.id),
   }
 }

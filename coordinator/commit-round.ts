@@ -11,7 +11,8 @@ import type { ObjectStorage } from '../shared/storage/index.ts'
 import { type CommitPlan, planCommit } from './commit-content.ts'
 import type { CommitRoundActorInput, CommitRoundActorOutput } from './machine-types.ts'
 import { floeSummaryKeys } from './progress.ts'
-import { resolveCommits, type UnresolvedCommit, withoutLanded } from './unresolved-commits.ts'
+import type { RotationReport } from './rotation-check.ts'
+import { resolveCommits, type UnresolvedCommit, withoutLanded, withoutLandedRotations } from './unresolved-commits.ts'
 
 export interface CommitTarget {
   catalog: Catalog
@@ -31,6 +32,8 @@ export interface CommitTarget {
 export interface CommitRoundRequest {
   commitId: string
   statuses: readonly PartitionWriteStatus[]
+  /** The senders' shared-segment statuses; none in the per-partition layout. */
+  reports?: readonly RotationReport[]
   partial: boolean
   signal?: AbortSignal
   onRetry?: AppendRequest['onRetry']
@@ -60,6 +63,7 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
     group: target.group,
     commitId: request.commitId,
     statuses: request.statuses,
+    reports: request.reports ?? [],
     partial: request.partial,
   }
   try {
@@ -71,7 +75,7 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
       commitIdKey: floeSummaryKeys.commitId,
       content: (metadata) => {
         attempts++
-        plan = planCommit(metadata, { ...round, statuses: lessLanded(metadata, target, round.statuses) })
+        plan = planCommit(metadata, { ...round, ...lessLanded(metadata, target, round) })
         // When the round already landed, appendFiles only asks what it committed: never refuse.
         if (plan.check.accepted.length === 0 && !plan.previous.landed) {
           throw new FloeError('COMMIT_REJECTED', `round ${request.commitId}: every partition with data was rejected`, {
@@ -104,12 +108,13 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
 function lessLanded(
   metadata: TableMetadata,
   target: CommitTarget,
-  statuses: readonly PartitionWriteStatus[],
-): readonly PartitionWriteStatus[] {
+  round: { statuses: readonly PartitionWriteStatus[]; reports: readonly RotationReport[] },
+): { statuses: readonly PartitionWriteStatus[]; reports: readonly RotationReport[] } {
   const earlier = target.unresolved?.() ?? []
-  if (earlier.length === 0) return statuses
+  if (earlier.length === 0) return round
   const landed = resolveCommits(metadata, target.group, earlier).resolved.filter((r) => r.kind === 'landed')
-  return landed.length === 0 ? statuses : withoutLanded(statuses, landed)
+  if (landed.length === 0) return round
+  return { statuses: withoutLanded(round.statuses, landed), reports: withoutLandedRotations(round.reports, landed) }
 }
 
 /**
@@ -127,6 +132,7 @@ export function commitRoundLogic(
       const result = await commitRound(target, {
         commitId: input.commitId,
         statuses: input.statuses,
+        reports: input.reports ?? [],
         partial: input.partial,
         signal,
         onRetry: input.reportRetry,
@@ -139,6 +145,7 @@ export function commitRoundLogic(
         onUnknown({
           commitId: input.commitId,
           statuses: input.statuses,
+          reports: input.reports ?? [],
           partial: input.partial,
           asserted: Array.isArray(asserted) ? asserted.map((id) => (id === null ? null : String(id))) : [],
           since: now(),

@@ -28,7 +28,7 @@
 //   offset or `auto.offset.reset` — the settings an operator uses to say where a table without
 //   history starts — and its next status says so in its origin.
 
-import type { LogStartJump, OffsetRange, PartitionWriteStatus } from '../protocol/index.ts'
+import type { LogStartJump, OffsetRange, PartitionWriteStatus, RotationRange, Sender } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
 
@@ -55,6 +55,8 @@ export type RejectionReason =
   | 'invalid-range'
   /** The table holds no offset for a chain that started from a table offset. */
   | 'unknown-to-table'
+  /** Shared segments: the partition's range was in line, another range of its rotation was not. */
+  | 'rotation-rejected'
 
 export interface RejectedPartition {
   topic: string
@@ -75,12 +77,35 @@ export interface LostRecords {
   count: bigint
 }
 
+/** A shared-segment rotation the check took whole: every file of it is committed. */
+export interface AcceptedRotation {
+  id: string
+  sender: Sender
+  ranges: readonly RotationRange[]
+  files: readonly DataFile[]
+}
+
+/** A rotation the check refused whole: none of its files is committed. */
+export interface RejectedRotation {
+  id: string
+  sender: Sender
+  reason: RejectionReason
+  /** The range that stopped it (the first one, for a status whose chain was invalid). */
+  stoppedBy: RotationRange | undefined
+}
+
+/**
+ * Per partition, what the commit does. With rotations (rotation-check.ts) a partition is
+ * `accepted` once if any accepted rotation or status touched it, its range from the first accepted
+ * start to the table's new offset, and `rejected` only if nothing of it was accepted.
+ */
 export interface ContiguityCheck {
   accepted: AcceptedPartition[]
   rejected: RejectedPartition[]
   lost: LostRecords[]
   errored: Array<{ topic: string; partition: number; message: string }>
   unchanged: Array<{ topic: string; partition: number }>
+  rotations: { accepted: AcceptedRotation[]; rejected: RejectedRotation[] }
 }
 
 /** The status would change the table: files, an advanced range or a log-start jump. */
@@ -91,12 +116,43 @@ export function advancesTable(status: PartitionWriteStatus): boolean {
   )
 }
 
-function lostBy(topic: string, partition: number, jump: LogStartJump): LostRecords {
+export function lostBy(topic: string, partition: number, jump: LogStartJump): LostRecords {
   return { topic, partition, from: jump.from, to: jump.to, count: jump.to - jump.from }
 }
 
+export type WrittenStatus = Extract<PartitionWriteStatus, { kind: 'written' }>
+
+/** What the check says of a status that advances the table, against the table's next offset `table`. */
+export type StatusVerdict =
+  | { kind: 'accepted'; logStartJump?: LogStartJump }
+  | { kind: 'rejected'; reason: RejectionReason }
+
+export function judgeWritten(status: WrittenStatus, table: bigint | undefined): StatusVerdict {
+  const { range, files } = status
+  const jump = status.logStartJump
+  const reject = (reason: RejectionReason): StatusVerdict => ({ kind: 'rejected', reason })
+  const accept = (acceptedJump: LogStartJump | undefined): StatusVerdict =>
+    acceptedJump ? { kind: 'accepted', logStartJump: acceptedJump } : { kind: 'accepted' }
+
+  const before = jump !== undefined && jump.to === range.start
+  const inside = jump !== undefined && !before && range.start <= jump.from && jump.to <= range.end
+  if (range.end < range.start || (files.length > 0 && range.end === range.start)) return reject('invalid-range')
+  if (jump && (jump.to <= jump.from || !(before || inside))) {
+    return reject(table === undefined || jump.to <= jump.from ? 'invalid-range' : 'log-start-jump-mismatch')
+  }
+  if (table === undefined) {
+    // A first commit that positioned past the group's offset because of retention: the gap
+    // is counted, though the table never held the records before it either.
+    return status.origin === 'table' ? reject('unknown-to-table') : accept(jump)
+  }
+  // A jump before the range that ends at the table's offset skipped nothing the table lacks.
+  if (range.start === table) return accept(inside ? jump : undefined)
+  if (before) return jump.from === table ? accept(jump) : reject('log-start-jump-mismatch')
+  return reject(range.start < table ? 'behind-table' : 'ahead-of-table')
+}
+
 export function checkContiguity(progress: Progress, statuses: readonly PartitionWriteStatus[]): ContiguityCheck {
-  const check: ContiguityCheck = { accepted: [], rejected: [], lost: [], errored: [], unchanged: [] }
+  const check = emptyCheck()
   for (const status of statuses) {
     const { topic, partition } = status
     if (status.kind === 'error') {
@@ -107,44 +163,35 @@ export function checkContiguity(progress: Progress, statuses: readonly Partition
       check.unchanged.push({ topic, partition })
       continue
     }
-    const { range, files } = status
-    const jump = status.logStartJump
     const table = progress.get(topic)?.get(partition)
-    const reject = (reason: RejectionReason) =>
-      check.rejected.push({ topic, partition, reason, tableOffset: table, range })
-    const accept = (acceptedJump: LogStartJump | undefined) => {
-      check.accepted.push({
-        topic,
-        partition,
-        range,
-        files,
-        tableOffset: table,
-        ...(acceptedJump ? { logStartJump: acceptedJump } : {}),
-        ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: status.oldestTimestampMs }),
-      })
-      if (acceptedJump) check.lost.push(lostBy(topic, partition, acceptedJump))
+    const verdict = judgeWritten(status, table)
+    if (verdict.kind === 'rejected') {
+      check.rejected.push({ topic, partition, reason: verdict.reason, tableOffset: table, range: status.range })
+      continue
     }
-
-    const before = jump !== undefined && jump.to === range.start
-    const inside = jump !== undefined && !before && range.start <= jump.from && jump.to <= range.end
-    if (range.end < range.start || (files.length > 0 && range.end === range.start)) {
-      reject('invalid-range')
-    } else if (jump && (jump.to <= jump.from || !(before || inside))) {
-      reject(table === undefined || jump.to <= jump.from ? 'invalid-range' : 'log-start-jump-mismatch')
-    } else if (table === undefined) {
-      if (status.origin === 'table') reject('unknown-to-table')
-      // A first commit that positioned past the group's offset because of retention: the gap
-      // is counted, though the table never held the records before it either.
-      else accept(jump)
-    } else if (range.start === table) {
-      // A jump before the range that ends at the table's offset skipped nothing the table lacks.
-      accept(inside ? jump : undefined)
-    } else if (before) {
-      if (jump.from === table) accept(jump)
-      else reject('log-start-jump-mismatch')
-    } else {
-      reject(range.start < table ? 'behind-table' : 'ahead-of-table')
-    }
+    const jump = verdict.logStartJump
+    check.accepted.push({
+      topic,
+      partition,
+      range: status.range,
+      files: status.files,
+      tableOffset: table,
+      ...(jump ? { logStartJump: jump } : {}),
+      ...(status.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: status.oldestTimestampMs }),
+    })
+    if (jump) check.lost.push(lostBy(topic, partition, jump))
   }
   return check
+}
+
+export function emptyCheck(): ContiguityCheck {
+  return { accepted: [], rejected: [], lost: [], errored: [], unchanged: [], rotations: { accepted: [], rejected: [] } }
+}
+
+/** Every file the check accepted: the per-partition ones and those of the accepted rotations. */
+export function acceptedFiles(check: ContiguityCheck): DataFile[] {
+  return [
+    ...check.accepted.flatMap((accepted) => accepted.files),
+    ...check.rotations.accepted.flatMap((rotation) => rotation.files),
+  ]
 }

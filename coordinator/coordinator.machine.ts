@@ -28,6 +28,8 @@ import {
   type StartRoundOutput,
 } from './machine-types.ts'
 import {
+  answeredPartitions,
+  answeredReports,
   answeredStatuses,
   hasDataToCommit,
   isRoundComplete,
@@ -112,7 +114,7 @@ export const coordinatorMachine = setup({
           commitId: context.round.commitId,
           sender: report.sender,
           partitions: result.recorded,
-          answered: result.tracker.statuses.size,
+          answered: answeredPartitions(result.tracker).size,
         })
       }
       if (result.ignored.length > 0) {
@@ -153,7 +155,7 @@ export const coordinatorMachine = setup({
         type: 'round.collected',
         commitId: round.commitId,
         partial,
-        answered: round.statuses.size,
+        answered: answeredPartitions(round).size,
         missing,
         toCommit: hasDataToCommit(round),
         collectingMs: collectedAt - context.timing.endedAt,
@@ -313,6 +315,7 @@ export const coordinatorMachine = setup({
           group: context.group,
           commitId: context.round?.commitId ?? '',
           statuses: context.round ? answeredStatuses(context.round) : [],
+          reports: context.round ? answeredReports(context.round) : [],
           partial: context.partial,
           reportRetry: (retry: CommitRetry) => self.send({ type: 'commit.retrying', ...retry }),
         }),

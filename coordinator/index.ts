@@ -1,6 +1,6 @@
 // The coordinator: drives one dataset's commit rounds and makes the Iceberg commit.
 // Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
-// tracker, contiguity check, commit and ACK content, the round's report), the committing actor's
+// tracker, contiguity check and its rotation walk for shared segments, commit and ACK content, the round's report), the committing actor's
 // work on top of shared/iceberg/commit, the round machine, and
 // the DatasetCoordinator that runs the machine on the real table, topic and control channel.
 // Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts, round-log.ts,
@@ -23,11 +23,14 @@ export {
 } from './commit-round.ts'
 export {
   type AcceptedPartition,
+  type AcceptedRotation,
+  acceptedFiles,
   advancesTable,
   type ContiguityCheck,
   checkContiguity,
   type LostRecords,
   type RejectedPartition,
+  type RejectedRotation,
   type RejectionReason,
 } from './contiguity.ts'
 export { coordinatorMachine } from './coordinator.machine.ts'
@@ -69,7 +72,10 @@ export {
   readProgress,
   tableOffset,
 } from './progress.ts'
+export { checkRound, type RotationReport } from './rotation-check.ts'
 export {
+  answeredPartitions,
+  answeredReports,
   answeredStatuses,
   decideRound,
   hasDataToCommit,

@@ -7,6 +7,7 @@ import type { Progress } from '../shared/progress/index.ts'
 import type { RoundAck } from './commit-content.ts'
 import type { CommitRoundResult } from './commit-round.ts'
 import type { LostRecords, RejectedPartition } from './contiguity.ts'
+import type { RotationReport } from './rotation-check.ts'
 import type { IgnoredStatus, RoundTracker } from './round-tracker.ts'
 
 export interface CoordinatorInput {
@@ -58,6 +59,8 @@ export interface CommitRoundActorInput {
   group: string
   commitId: string
   statuses: readonly PartitionWriteStatus[]
+  /** The senders' shared-segment statuses (none in the per-partition layout). */
+  reports?: readonly RotationReport[]
   partial: boolean
   /** Call for every lost attempt (appendFiles' onRetry): the machine reports it without leaving committing. */
   reportRetry: (retry: CommitRetry) => void

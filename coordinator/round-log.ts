@@ -4,6 +4,7 @@
 // commit's own plan. No I/O beyond the logger and the metrics; the coordinator feeds it.
 import type { ControlLogger } from '../protocol/index.ts'
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
+import { acceptedFiles } from './contiguity.ts'
 import type { CommitRoundActorOutput, CoordinatorEmitted } from './machine-types.ts'
 import {
   completedRoundFields,
@@ -121,8 +122,8 @@ export class RoundLog {
     const { metrics } = this.#o
     let records = 0n
     const now = this.#o.now()
+    for (const file of acceptedFiles(commit.plan.check)) records += file.recordCount
     for (const partition of accepted) {
-      for (const file of partition.files) records += file.recordCount
       // From the oldest record's Kafka timestamp to the commit that made it visible.
       if (partition.oldestTimestampMs !== undefined) {
         metrics.commitVisibilitySeconds.observe(this.#labels, Math.max(0, now - partition.oldestTimestampMs) / 1000)

@@ -1,6 +1,6 @@
 // What one round did, gathered from the machine's emitted events for the round's single log line
 // and its metrics (the runner, dataset-coordinator.ts, feeds it). Pure: a fold over events.
-import type { LostRecords, RejectedPartition } from './contiguity.ts'
+import { acceptedFiles, type LostRecords, type RejectedPartition } from './contiguity.ts'
 import type { CoordinatorEmitted, FailureSummary, PhaseDurations, Phase as RoundPhase } from './machine-types.ts'
 import type { Resolution } from './unresolved-commits.ts'
 
@@ -145,7 +145,7 @@ export function lateRoundFields(
   now: number,
 ): { records: string } & Record<string, unknown> {
   let records = 0n
-  for (const partition of landed.plan.check.accepted) for (const file of partition.files) records += file.recordCount
+  for (const file of acceptedFiles(landed.plan.check)) records += file.recordCount
   return {
     dataset,
     commitId: landed.commit.commitId,

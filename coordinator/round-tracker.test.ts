@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { PartitionWriteStatus, Sender } from '../protocol/index.ts'
+import type { PartitionWriteStatus, RotationStatus, Sender } from '../protocol/index.ts'
+import type { RotationReport } from './rotation-check.ts'
 import {
+  answeredPartitions,
+  answeredReports,
   answeredStatuses,
   decideRound,
   hasDataToCommit,
@@ -12,7 +15,7 @@ import {
   type RoundTracker,
   recordWriteStatus,
 } from './round-tracker.ts'
-import { empty, failed, sender, topic, written } from './test-fixtures.ts'
+import { empty, failed, rotation, rotationReport, sender, topic, written } from './test-fixtures.ts'
 
 const commitId = 'c-1'
 const report = (statuses: PartitionWriteStatus[], from: Sender = sender(), id = commitId) => ({
@@ -191,4 +194,95 @@ describe('decideRound', () => {
       assert.deepEqual(decideRound(withAnswers(2, statuses), elapsed, 30_000), expected)
     })
   }
+})
+
+describe('RoundTracker, shared-segment statuses', () => {
+  const asMessage = (r: RotationReport, id = commitId) => ({ commitId: id, ...r })
+  const a1 = rotationReport(3, 'wa', [
+    rotation('ra1', [
+      [0, 0n, 5n],
+      [1, 0n, 2n],
+    ]),
+  ])
+
+  test('keeps the newest status of each sender, whole; completeness still counts partitions', () => {
+    let tracker = openRound(commitId, topic, 3)
+    let result = recordWriteStatus(tracker, asMessage(a1))
+    assert.deepEqual(result.recorded, [0, 1])
+    tracker = result.tracker
+    assert.deepEqual(missingPartitions(tracker), [2])
+    assert.equal(tracker.statuses.size, 0)
+    // Another sender claiming partition 0 too (a zombie or the new owner): both are kept.
+    const b1 = rotationReport(4, 'wb', [
+      rotation('rb1', [
+        [0, 0n, 3n],
+        [2, 0n, 1n],
+      ]),
+    ])
+    tracker = recordWriteStatus(tracker, asMessage(b1)).tracker
+    assert.equal(isRoundComplete(tracker), true)
+    assert.deepEqual(answeredPartitions(tracker), new Set([0, 1, 2]))
+    // The first sender again, with one rotation more: its status is replaced, not merged.
+    const a2 = rotationReport(3, 'wa', [...a1.rotations, rotation('ra2', [[1, 2n, 4n]])])
+    result = recordWriteStatus(tracker, asMessage(a2))
+    assert.deepEqual(result.recorded, [0, 1])
+    assert.deepEqual(
+      answeredReports(result.tracker).map((r) => [r.sender.workerId, r.rotations.map((x) => x.id)]),
+      [
+        ['wa', ['ra1', 'ra2']],
+        ['wb', ['rb1']],
+      ],
+    )
+    assert.equal(hasDataToCommit(result.tracker), true)
+  })
+
+  test('ignores an older generation of the same member, a redelivery, and a status naming another topic', () => {
+    const tracker = recordWriteStatus(openRound(commitId, topic, 2), asMessage(a1)).tracker
+    const older = { ...rotationReport(2, 'wa', []), statuses: [written(0, 0n, 0n, { files: [] })] }
+    assert.deepEqual(recordWriteStatus(tracker, asMessage(older)).ignored, [
+      { partition: 0, reason: 'older-generation' },
+    ])
+    const again = recordWriteStatus(tracker, asMessage(a1))
+    assert.equal(again.tracker, tracker)
+    assert.deepEqual(
+      again.ignored.map((i) => i.reason),
+      ['duplicate', 'duplicate'],
+    )
+    const elsewhere = {
+      ...a1,
+      rotations: [
+        {
+          ...(a1.rotations[0] as RotationStatus),
+          ranges: [{ topic: 'other', partition: 0, range: { start: 0n, end: 1n } }],
+        },
+      ],
+    }
+    assert.deepEqual(
+      recordWriteStatus(tracker, asMessage(elsewhere)).ignored.map((i) => i.reason),
+      ['other-topic', 'other-topic'],
+    )
+    assert.deepEqual(
+      recordWriteStatus(tracker, asMessage(a1, 'c-0')).ignored.map((i) => i.reason),
+      ['other-commit', 'other-commit'],
+    )
+  })
+
+  test('on the timeout commits the senders that answered', () => {
+    const tracker = recordWriteStatus(openRound(commitId, topic, 4), asMessage(a1)).tracker
+    assert.deepEqual(decideRound(tracker, 10, 10), { kind: 'commit', partial: true, missing: [2, 3] })
+    const idle = rotationReport(1, 'wc', [], { summaries: [empty(2), empty(3)] })
+    const quiet = recordWriteStatus(openRound(commitId, topic, 2), asMessage(idle)).tracker
+    assert.equal(hasDataToCommit(quiet), false)
+  })
+
+  test('both layouts answer one round (a rolling upgrade)', () => {
+    let tracker = recordWriteStatus(openRound(commitId, topic, 3), asMessage(a1)).tracker
+    tracker = recordWriteStatus(tracker, report([written(2, 0n, 4n)])).tracker
+    assert.equal(isRoundComplete(tracker), true)
+    assert.deepEqual(
+      answeredStatuses(tracker).map((s) => s.partition),
+      [2],
+    )
+    assert.equal(answeredReports(tracker).length, 1)
+  })
 })

@@ -4,6 +4,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { PartitionWriteStatus, Sender, WriteStatusReport } from '../protocol/index.ts'
 import { advancesTable } from './contiguity.ts'
+import { type RotationReport, reportAdvances } from './rotation-check.ts'
 
 export interface RecordedStatus {
   status: PartitionWriteStatus
@@ -15,8 +16,14 @@ export interface RoundTracker {
   readonly topic: string
   /** Partitions 0 .. partitionCount-1 of the dataset's topic are expected to answer. */
   readonly partitionCount: number
-  /** The status that counts, per partition. */
+  /** The status that counts, per partition (the per-partition layout). */
   readonly statuses: ReadonlyMap<number, RecordedStatus>
+  /**
+   * The shared-segment layout: the newest status of each sender (by member id). A partition may
+   * sit in two senders' rotations (a zombie and the new owner), and a rotation cannot be taken
+   * apart between them, so the check decides between whole statuses.
+   */
+  readonly reports: ReadonlyMap<string, RotationReport>
 }
 
 export type IgnoredReason =
@@ -44,7 +51,7 @@ export interface Recorded {
 }
 
 export function openRound(commitId: string, topic: string, partitionCount: number): RoundTracker {
-  return { commitId, topic, partitionCount, statuses: new Map() }
+  return { commitId, topic, partitionCount, statuses: new Map(), reports: new Map() }
 }
 
 function sameSender(a: Sender, b: Sender): boolean {
@@ -60,6 +67,7 @@ function sameSender(a: Sender, b: Sender): boolean {
  * they just are not waited for.
  */
 export function recordWriteStatus(tracker: RoundTracker, report: WriteStatusReport): Recorded {
+  if (report.rotations !== undefined) return recordRotationReport(tracker, report, report.rotations)
   const recorded: number[] = []
   const ignored: IgnoredStatus[] = []
   let statuses: Map<number, RecordedStatus> | undefined
@@ -84,11 +92,51 @@ export function recordWriteStatus(tracker: RoundTracker, report: WriteStatusRepo
   return { tracker: statuses ? { ...tracker, statuses } : tracker, recorded, ignored }
 }
 
+/**
+ * A shared-segment status: kept whole as its sender's newest, replacing the sender's earlier one
+ * unless it comes from an older generation of the same member. One partition of another topic or
+ * out of range and the whole status is ignored: its rotations cannot be taken apart.
+ */
+function recordRotationReport(
+  tracker: RoundTracker,
+  report: WriteStatusReport,
+  rotations: NonNullable<WriteStatusReport['rotations']>,
+): Recorded {
+  const partitions = report.statuses.map((s) => s.partition)
+  const ignoreAll = (reason: IgnoredReason): Recorded => ({
+    tracker,
+    recorded: [],
+    ignored: partitions.map((partition) => ({ partition, reason })),
+  })
+  if (report.commitId !== tracker.commitId) return ignoreAll('other-commit')
+  const named = [...report.statuses, ...rotations.flatMap((r) => r.ranges)]
+  if (named.some((s) => s.topic !== tracker.topic)) return ignoreAll('other-topic')
+  if (named.some((s) => !Number.isInteger(s.partition) || s.partition < 0)) return ignoreAll('invalid-partition')
+  const key = report.sender.memberId === '' ? `worker:${report.sender.workerId}` : report.sender.memberId
+  const current = tracker.reports.get(key)
+  const next: RotationReport = { sender: report.sender, statuses: report.statuses, rotations }
+  if (current && report.sender.generation < current.sender.generation) return ignoreAll('older-generation')
+  if (current && sameSender(current.sender, report.sender) && isDeepStrictEqual(current, next)) {
+    return ignoreAll('duplicate')
+  }
+  const reports = new Map(tracker.reports)
+  reports.set(key, next)
+  return { tracker: { ...tracker, reports }, recorded: partitions, ignored: [] }
+}
+
+/** The partitions that answered, in either layout (an `error` answer counts as answered). */
+export function answeredPartitions(tracker: RoundTracker): Set<number> {
+  const answered = new Set(tracker.statuses.keys())
+  for (const report of tracker.reports.values()) for (const { partition } of report.statuses) answered.add(partition)
+  return answered
+}
+
 /** Expected partitions that have not answered (an `error` answer counts as answered). */
 export function missingPartitions(tracker: RoundTracker): number[] {
+  const answered = answeredPartitions(tracker)
   const missing: number[] = []
   for (let partition = 0; partition < tracker.partitionCount; partition++) {
-    if (!tracker.statuses.has(partition)) missing.push(partition)
+    if (!answered.has(partition)) missing.push(partition)
   }
   return missing
 }
@@ -98,20 +146,23 @@ export function missingPartitions(tracker: RoundTracker): number[] {
  * change it, and its partition goes into the next round anyway.
  */
 export function isRoundComplete(tracker: RoundTracker): boolean {
-  for (let partition = 0; partition < tracker.partitionCount; partition++) {
-    if (!tracker.statuses.has(partition)) return false
-  }
-  return true
+  return missingPartitions(tracker).length === 0
 }
 
-/** The statuses that count, by partition. */
+/** The statuses that count, by partition (the per-partition layout). */
 export function answeredStatuses(tracker: RoundTracker): PartitionWriteStatus[] {
   return [...tracker.statuses.entries()].sort(([a], [b]) => a - b).map(([, recorded]) => recorded.status)
+}
+
+/** The senders' shared-segment statuses that count, in the order they arrived. */
+export function answeredReports(tracker: RoundTracker): RotationReport[] {
+  return [...tracker.reports.values()]
 }
 
 /** Some answer would change the table: files, an advanced range or a log-start jump. */
 export function hasDataToCommit(tracker: RoundTracker): boolean {
   for (const { status } of tracker.statuses.values()) if (advancesTable(status)) return true
+  for (const report of tracker.reports.values()) if (reportAdvances(report)) return true
   return false
 }
 

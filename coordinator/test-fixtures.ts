@@ -1,9 +1,10 @@
 // Builders for this folder's tests: table metadata with a chain of snapshots on main, data files,
 // partition statuses. Not exported by index.ts.
 
-import type { LogStartJump, PartitionWriteStatus, RangeOrigin, Sender } from '../protocol/index.ts'
+import type { LogStartJump, PartitionWriteStatus, RangeOrigin, RotationStatus, Sender } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { Snapshot, TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import type { RotationReport } from './rotation-check.ts'
 
 export const topic = 'events'
 export const group = 'floe-events'
@@ -97,4 +98,46 @@ export function failed(partition: number, message = 'upload failed'): PartitionW
 
 export function sender(generation = 1, workerId = 'w1'): Sender {
   return { workerId, memberId: `${workerId}-member`, generation }
+}
+
+/** A rotation's range as tests write it. */
+export type RotationRangeSpec = [partition: number, start: bigint, end: bigint]
+
+export function rotation(
+  id: string,
+  ranges: RotationRangeSpec[],
+  files = [`s3://bucket/${id}.parquet`],
+): RotationStatus {
+  return {
+    id,
+    sequence: BigInt(id.replace(/\D/g, '') || '0'),
+    ranges: ranges.map(([partition, start, end]) => ({ topic, partition, range: { start, end } })),
+    files: files.map((path) => dataFile(path)),
+  }
+}
+
+/** A sender's status: the summaries follow from the chain unless `summaries` overrides one. */
+export function rotationReport(
+  generation: number,
+  worker: string,
+  rotations: RotationStatus[],
+  options: { jumps?: Record<number, LogStartJump>; origin?: RangeOrigin; summaries?: PartitionWriteStatus[] } = {},
+): RotationReport {
+  const chains = new Map<number, { start: bigint; end: bigint }>()
+  for (const r of rotations) {
+    for (const { partition, range } of r.ranges) {
+      const chain = chains.get(partition)
+      chains.set(partition, { start: chain?.start ?? range.start, end: range.end })
+    }
+  }
+  const derived = [...chains].map(([partition, { start, end }]) => {
+    const jump = options.jumps?.[partition]
+    return written(partition, start, end, { files: [], origin: options.origin ?? 'table', ...(jump ? { jump } : {}) })
+  })
+  const overridden = new Set((options.summaries ?? []).map((s) => s.partition))
+  return {
+    sender: sender(generation, worker),
+    statuses: [...derived.filter((s) => !overridden.has(s.partition)), ...(options.summaries ?? [])],
+    rotations,
+  }
 }

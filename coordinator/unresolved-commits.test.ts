@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { floeSummaryKeys, offsetsKey } from './progress.ts'
-import { group, tableWith, topic, written } from './test-fixtures.ts'
+import { decodeProgress, floeSummaryKeys, offsetsKey } from './progress.ts'
+import { checkRound } from './rotation-check.ts'
+import { group, rotation, rotationReport, tableWith, topic, written } from './test-fixtures.ts'
 import {
   maxUnresolved,
   rememberCommit,
   resolveCommits,
   type UnresolvedCommit,
   withoutLanded,
+  withoutLandedRotations,
 } from './unresolved-commits.ts'
 
 const marker = (p0: number, p1: number) => `{"${topic}":{"0":${p0},"1":${p1}}}`
@@ -121,5 +123,58 @@ describe('rounds whose commit outcome was unknown', () => {
     )
     const other = written(0, 10n, 30n, { files: ['s3://bucket/0-other.parquet'] })
     assert.equal(withoutLanded([other], landed)[0], other)
+  })
+})
+
+describe('rounds found landed, in the shared-segment layout', () => {
+  test("a later round's statuses lose the rotations the landed round accepted, and their summaries start after them", () => {
+    const earlier = rotationReport(1, 'w', [rotation('r1', [[0, 10n, 20n]])])
+    const metadata = tableWith([
+      { id: 1n, summary: floe('r0', 10, 5) },
+      { id: 2n, summary: floe('late', 20, 5) },
+    ])
+    const late: UnresolvedCommit = { ...unresolved('late', ['1']), statuses: [], reports: [earlier], since: 0 }
+    const landed = resolveCommits(metadata, group, [late]).resolved.filter((r) => r.kind === 'landed')
+    assert.deepEqual(landed[0]?.ack.acceptedRotations, ['r1'])
+
+    // The next round's status still holds r1 (its ACK had not arrived), then r2, with a jump after r1.
+    const now = rotationReport(
+      1,
+      'w',
+      [
+        rotation('r1', [[0, 10n, 20n]]),
+        rotation('r2', [
+          [0, 30n, 35n],
+          [1, 5n, 6n],
+        ]),
+      ],
+      { jumps: { 0: { from: 20n, to: 30n } } },
+    )
+    const [less] = withoutLandedRotations([now], landed)
+    assert.deepEqual(
+      less?.rotations.map((r) => r.id),
+      ['r2'],
+    )
+    assert.deepEqual(
+      less?.statuses.find((s) => s.partition === 0),
+      {
+        kind: 'written',
+        topic,
+        partition: 0,
+        range: { start: 30n, end: 35n },
+        files: [],
+        origin: 'table',
+        logStartJump: { from: 20n, to: 30n },
+      },
+    )
+    // And checked against the table the late round left, r2 lands across the jump.
+    const check = checkRound(decodeProgress(marker(20, 5)), [], less ? [less] : [])
+    assert.deepEqual(
+      check.rotations.accepted.map((r) => r.id),
+      ['r2'],
+    )
+    // A status whose oldest rotation is not the landed one is left for the check.
+    const other = rotationReport(1, 'x', [rotation('x1', [[0, 10n, 20n]])])
+    assert.deepEqual(withoutLandedRotations([other], landed), [other])
   })
 })

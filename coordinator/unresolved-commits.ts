@@ -4,15 +4,18 @@
 // participants let their files go instead of resyncing); a round whose asserted `main` is gone
 // without it can never land (the catalog's compare-and-set refuses it) and is forgotten. Pure.
 
-import type { PartitionWriteStatus } from '../protocol/index.ts'
+import type { PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
 import { findCommittedSnapshot } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { type CommitPlan, planCommit, type RoundAck, roundAck } from './commit-content.ts'
 import { floeSummaryKeys } from './progress.ts'
+import type { RotationReport } from './rotation-check.ts'
 
 export interface UnresolvedCommit {
   commitId: string
   statuses: readonly PartitionWriteStatus[]
+  /** The senders' shared-segment statuses; none in the per-partition layout. */
+  reports?: readonly RotationReport[]
   partial: boolean
   /** The snapshot ids (decimal text, null for an empty table) the unknown attempts asserted as main. */
   asserted: readonly (string | null)[]
@@ -47,6 +50,7 @@ export function resolveCommits(
         group,
         commitId: commit.commitId,
         statuses: commit.statuses,
+        reports: commit.reports ?? [],
         partial: commit.partial,
       })
       const snapshotId = landed['snapshot-id']
@@ -103,5 +107,45 @@ export function withoutLanded(
       }
     }
     return status
+  })
+}
+
+/**
+ * withoutLanded for the shared-segment layout: a sender's rotations that a landed round accepted
+ * (by id) are taken out when they are the oldest of its status, and each partition's summary then
+ * starts where its first remaining range starts (or, with none left, at the end it reached, so
+ * it advances nothing). A jump the removed rotations bridged goes with them; one between them and
+ * the first range left stays, to bridge from where the landed round ended. Anything else is left
+ * as it is: the rotation check decides on it.
+ */
+export function withoutLandedRotations(
+  reports: readonly RotationReport[],
+  landed: readonly Extract<Resolution, { kind: 'landed' }>[],
+): RotationReport[] {
+  const committed = new Set(landed.flatMap(({ ack }) => ack.acceptedRotations))
+  if (committed.size === 0) return [...reports]
+  return reports.map((report) => {
+    let cut = 0
+    while (cut < report.rotations.length && committed.has((report.rotations[cut] as RotationStatus).id)) cut++
+    if (cut === 0) return report
+    const gone = report.rotations.slice(0, cut)
+    const rotations = report.rotations.slice(cut)
+    const statuses = report.statuses.map((status) => {
+      if (status.kind !== 'written') return status
+      const mine = (r: RotationStatus) =>
+        r.ranges.find((c) => c.topic === status.topic && c.partition === status.partition)
+      if (!gone.some(mine)) return status
+      const first = rotations.map(mine).find((c) => c !== undefined)
+      const start = first?.range.start ?? status.range.end
+      const { logStartJump: jump, ...rest } = status
+      const keep = jump !== undefined && first !== undefined && jump.to >= start
+      return {
+        ...rest,
+        range: { start, end: status.range.end },
+        origin: 'table' as const,
+        ...(keep ? { logStartJump: jump } : {}),
+      }
+    })
+    return { ...report, statuses, rotations }
   })
 }

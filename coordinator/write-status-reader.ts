@@ -43,7 +43,8 @@ export async function readWriteStatus(
 ): Promise<WriteStatusReport> {
   const resolved = await resolveFiles(message.body, sources.storage, { commitId: round.commitId })
   // A spec added after START-COMMIT is not in the round's metadata: load the table once more.
-  if (resolved.partitions.some((p) => p.files.some((f) => !specById(round.metadata, f.specId)))) {
+  const files = [...resolved.partitions, ...(resolved.rotations ?? [])].flatMap((p) => p.files)
+  if (files.some((f) => !specById(round.metadata, f.specId))) {
     round.metadata = (await sources.catalog.loadTable(sources.table)).metadata
   }
   return writeStatusReport({ ...message, body: resolved }, (entry) => dataFileOf(round, entry))
@@ -52,7 +53,9 @@ export async function readWriteStatus(
 /** A status of another round, for the machine to report as ignored: its files are not read. */
 export function unreadWriteStatus(message: ControlMessage<WriteStatus>): WriteStatusReport {
   const partitions = message.body.partitions.map((status) => ({ ...status, files: [] }))
-  return writeStatusReport({ ...message, body: { type: 'WriteStatus', partitions } }, (entry) => {
+  const rotations = message.body.rotations?.map((rotation) => ({ ...rotation, files: [] }))
+  const body: WriteStatus = { type: 'WriteStatus', partitions, ...(rotations ? { rotations } : {}) }
+  return writeStatusReport({ ...message, body }, (entry) => {
     throw new FloeError('INVARIANT_BROKEN', `data file ${entry.filePath} converted for a status that was not read`)
   })
 }
