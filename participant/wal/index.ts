@@ -1,8 +1,11 @@
 // Public surface of the participant's write-ahead log: one PartitionLog per assigned
 // Kafka partition (append, rotation triggers, rotate, upload bookkeeping, deletes, memory and
-// disk accounting), the recovery of a partition's WAL folder at start, and the file names.
+// disk accounting), the recovery of a partition's WAL folder at start, and the file names; and
+// the shared-segment layout (docs/architecture.md, "Shared segments"): one SharedLog per dataset,
+// its recovery, and the rotation walk that recovery, ACKs, rejections and revocations apply.
 // Files not re-exported here are internal: open-segments.ts (routing rows to one segment per
-// Iceberg partition), make-ready.ts (a rotation's durable steps), durable.ts (fsync, atomic
+// Iceberg partition), make-ready.ts and shared-cut.ts (a rotation's durable steps in each layout),
+// ready-rotations.ts (a SharedLog's ready files), durable.ts (fsync, atomic
 // replace, ordered deletes), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/
 // (tests only), and wal.bench.ts (a benchmark, outside `npm test`).
 export {
@@ -30,6 +33,37 @@ export {
   type RecoveryPlan,
   type RecoveryScope,
 } from './recovery-plan.ts'
+export {
+  decodeRotationManifest,
+  type RotationManifest,
+  rotationFooter,
+  type SharedRotation,
+  type SharedSegment,
+} from './rotation-manifest.ts'
+export {
+  partitionKey,
+  type WalkDropReason,
+  type WalkInput,
+  type WalkRange,
+  type WalkResult,
+  type WalkRotation,
+  walkRotations,
+} from './rotation-walk.ts'
+export {
+  SharedLog,
+  type SharedLogOptions,
+  type SharedLogState,
+  type SharedWalkInput,
+  type SharedWalkResult,
+} from './shared-log.ts'
+export { parseSharedFileName, type SharedFileName, sharedLogDirectory } from './shared-names.ts'
+export {
+  type RecoveredSharedLog,
+  type RecoverSharedOptions,
+  recoverSharedLog,
+  type SharedDeletion,
+  type SharedDeletionReason,
+} from './shared-recovery.ts'
 export {
   type Clock,
   defaultWalLimits,

@@ -6,7 +6,7 @@
 // A crash anywhere leaves either only active files and orphan sidecars, or a rotation whose
 // `.parquet`/`.json` pairs are partly complete: recovery deletes both kinds whole.
 import { join } from 'node:path'
-import type { PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
+import type { DataFile, PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
 import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { type DataFileMetrics, toDataFile } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, writeFileDurably } from './durable.ts'
@@ -58,6 +58,21 @@ export async function makeReady(
   return ready
 }
 
+/** The manifest's data_file of a closed segment, without its object location (the upload sets it). */
+export function dataFileOf(
+  context: Pick<RotationContext, 'schema' | 'spec' | 'fieldTypes'>,
+  segment: Pick<OpenSegment, 'partitionValues'>,
+  metrics: DataFileMetrics,
+): Omit<DataFile, 'filePath'> {
+  const { schema, spec, fieldTypes } = context
+  const { filePath: _none, ...dataFile } = toDataFile(
+    metrics,
+    { filePath: '', schema, specId: spec['spec-id'], partition: segment.partitionValues },
+    fieldTypes,
+  )
+  return dataFile
+}
+
 function readySegmentOf(
   context: RotationContext,
   segment: OpenSegment,
@@ -65,12 +80,8 @@ function readySegmentOf(
   start: bigint,
   end: bigint,
 ): ReadySegment {
-  const { dir, topic, partition, schema, spec, partitioner, fieldTypes } = context
-  const { filePath: _none, ...dataFile } = toDataFile(
-    metrics,
-    { filePath: '', schema, specId: spec['spec-id'], partition: segment.partitionValues },
-    fieldTypes,
-  )
+  const { dir, topic, partition, partitioner } = context
+  const dataFile = dataFileOf(context, segment, metrics)
   return {
     uuid: segment.uuid,
     localPath: join(dir, readyFileName(topic, partition, start, end, segment.uuid, 'parquet')),

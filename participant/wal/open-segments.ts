@@ -1,4 +1,4 @@
-// The open segments of one Kafka partition, one `active_*.parquet` per Iceberg partition, opened
+// The open segments of one Kafka partition (or, in the shared layout, of a dataset), one `active_*.parquet` per Iceberg partition, opened
 // on its first row. Routing a batch is the WAL's per-record work, so it computes each row's
 // partition key once, passes a single-partition batch through untouched, and otherwise fills
 // one reused array per segment: no array, closure or tuple per row (the tuple is made once, when
@@ -6,11 +6,17 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { StructValue } from '../../shared/iceberg/index.ts'
+import type { Schema, StructValue } from '../../shared/iceberg/index.ts'
 import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
-import { type DataFileWriter, type DataFileWriterOptions, openDataFile } from '../../shared/parquet/index.ts'
+import {
+  type DataFileCodec,
+  type DataFileWriter,
+  type DataFileWriterOptions,
+  type MetricsConfig,
+  openDataFile,
+  type RowGroupEncoders,
+} from '../../shared/parquet/index.ts'
 import { storageError } from './durable.ts'
-import { activeFileName } from './names.ts'
 import type { Clock, RotationReason, WalLimits } from './types.ts'
 
 export interface OpenSegment {
@@ -27,11 +33,36 @@ export interface OpenSegment {
 
 export interface OpenSegmentsConfig {
   dir: string
-  topic: string
-  partition: number
+  /** The `active_*` file name of a new segment: the layouts name them differently. */
+  activeName(uuid: string): string
   partitioner: Partitioner
   clock: Clock
   writer: DataFileWriterOptions
+}
+
+/** The writer settings a log's options give its segments (both layouts take the same ones). */
+export interface SegmentWriterSettings {
+  codec?: DataFileCodec
+  compressionLevel?: number
+  rowGroupRows?: number
+  rowGroupBytes?: number
+  metrics?: MetricsConfig
+  /** Field ids of the columns that get a bloom filter. */
+  bloomFilterColumns?: readonly number[]
+  encoders?: RowGroupEncoders
+}
+
+export function segmentWriterOptions(settings: SegmentWriterSettings, schema: Schema): DataFileWriterOptions {
+  return {
+    schema,
+    codec: settings.codec,
+    compressionLevel: settings.compressionLevel,
+    rowGroupRows: settings.rowGroupRows,
+    rowGroupBytes: settings.rowGroupBytes,
+    metrics: settings.metrics,
+    bloomFilters: (settings.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
+    encoders: settings.encoders,
+  }
 }
 
 export class OpenSegments {
@@ -147,7 +178,7 @@ export class OpenSegments {
   }
 
   async #open(key: string, row: StructValue): Promise<OpenSegment> {
-    const { dir, topic, partition, partitioner, clock, writer: writerOptions } = this.#config
+    const { dir, partitioner, clock, writer: writerOptions } = this.#config
     if (!this.#directoryMade) {
       try {
         await mkdir(dir, { recursive: true })
@@ -157,7 +188,7 @@ export class OpenSegments {
       this.#directoryMade = true
     }
     const uuid = randomUUID()
-    const activeName = activeFileName(topic, partition, uuid)
+    const activeName = this.#config.activeName(uuid)
     const writer = await openDataFile({ ...writerOptions, path: join(dir, activeName) })
     const segment: OpenSegment = {
       uuid,

@@ -12,7 +12,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
-import { FloeError, isFloeError } from '../../shared/index.ts'
+import { FloeError } from '../../shared/index.ts'
 import {
   type DataFileCodec,
   type MetricsConfig,
@@ -20,9 +20,10 @@ import {
   type RowGroupEncoders,
 } from '../../shared/parquet/index.ts'
 import { deleteWalFiles, replaceFileDurably, storageError } from './durable.ts'
+import { LogQueues, type LogState } from './log-queues.ts'
 import { makeReady, type RotationContext } from './make-ready.ts'
-import { parseWalFileName, temporaryFileName } from './names.ts'
-import { OpenSegments } from './open-segments.ts'
+import { activeFileName, parseWalFileName, temporaryFileName } from './names.ts'
+import { OpenSegments, segmentWriterOptions } from './open-segments.ts'
 import { decodeSidecar, encodeSidecar } from './sidecar.ts'
 import {
   type Clock,
@@ -61,7 +62,7 @@ export interface PartitionLogOptions {
   recovered?: readonly ReadySegment[]
 }
 
-export type PartitionLogState = 'open' | 'failed' | 'closed'
+export type PartitionLogState = LogState
 
 const performanceClock: Clock = { now: () => performance.now() }
 
@@ -79,10 +80,7 @@ export class PartitionLog {
   #ready: ReadySegment[]
   #start: bigint
   #end: bigint
-  #state: PartitionLogState = 'open'
-  #failure: unknown
-  #writeTail: Promise<unknown> = Promise.resolve()
-  #readyTail: Promise<unknown> = Promise.resolve()
+  readonly #queues: LogQueues
 
   constructor(options: PartitionLogOptions) {
     if (!Number.isSafeInteger(options.partition) || options.partition < 0) {
@@ -100,6 +98,7 @@ export class PartitionLog {
     this.limits = limits
     this.#clock = options.clock ?? performanceClock
     this.#options = options
+    this.#queues = new LogQueues(options.dir, () => this.#closedError())
     ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
     this.#ready = [...(options.recovered ?? [])]
     this.#start = options.startOffset
@@ -115,7 +114,7 @@ export class PartitionLog {
     return this.#end
   }
   get state(): PartitionLogState {
-    return this.#state
+    return this.#queues.state
   }
   get openSegmentCount(): number {
     return this.#segments.count
@@ -148,20 +147,20 @@ export class PartitionLog {
    * `nextOffset` is the last record's offset plus one and advances the range even with no rows.
    */
   append(rows: readonly StructValue[], nextOffset: bigint): Promise<void> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       if (nextOffset < this.#end || (rows.length > 0 && nextOffset === this.#end)) {
         throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
           details: { topic: this.topic, partition: this.partition, end: String(this.#end), next: String(nextOffset) },
         })
       }
-      if (rows.length > 0) await this.#guard(() => this.#segments.append(rows))
+      if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
       this.#end = nextOffset
     })
   }
 
   /** The first rotation trigger the open segments meet now, if any. */
   rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
-    return this.#state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
+    return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
   }
 
   /**
@@ -170,12 +169,13 @@ export class PartitionLog {
    * nothing happened since the last rotation.
    */
   rotate(reason: RotationReason): Promise<Rotation | undefined> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       const segments = this.#segments.list()
       const start = this.#start
       const end = this.#end
       if (segments.length === 0 && start === end) return undefined
-      const ready = segments.length === 0 ? [] : await this.#guard(() => makeReady(this.#context, segments, start, end))
+      const ready =
+        segments.length === 0 ? [] : await this.#queues.guard(() => makeReady(this.#context, segments, start, end))
       this.#segments.clear()
       this.#start = end
       this.#ready.push(...ready)
@@ -190,7 +190,7 @@ export class PartitionLog {
    * under it at the next rotation (all of them rotate together), so every file follows one spec.
    */
   useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
-    return this.#write(async () => {
+    return this.#queues.write(async () => {
       if (schema === this.#context.schema && spec === this.#context.spec) return
       this.#nextTable = { schema, spec }
       if (this.#segments.count === 0) this.#applyNextTable()
@@ -204,7 +204,7 @@ export class PartitionLog {
 
   /** Writes every buffered row group out (memory pressure short of a rotation). */
   flushRowGroups(): Promise<void> {
-    return this.#write(() => this.#guard(() => this.#segments.flushRowGroups()))
+    return this.#queues.write(() => this.#queues.guard(() => this.#segments.flushRowGroups()))
   }
 
   /**
@@ -212,7 +212,7 @@ export class PartitionLog {
    * updated segment; undefined if the log no longer holds it (deleted meanwhile).
    */
   markUploaded(segment: Pick<ReadySegment, 'uuid'>, location: string): Promise<ReadySegment | undefined> {
-    return this.#readyFiles(async () => {
+    return this.#queues.ready(async () => {
       const current = this.#ready.find((ready) => ready.uuid === segment.uuid)
       if (!current) return undefined
       // read back rather than re-encoded from memory: a recovered segment may carry another
@@ -239,13 +239,13 @@ export class PartitionLog {
 
   /** Deletes the local ready segments whose range ends at or before `offset`; returns them. */
   deleteUpTo(offset: bigint): Promise<ReadySegment[]> {
-    return this.#readyFiles(() => this.#deleteReady((segment) => segment.end <= offset))
+    return this.#queues.ready(() => this.#deleteReady((segment) => segment.end <= offset))
   }
 
   /** Deletes the named local ready segments (after an ACK that names them); returns them. */
   deleteSegments(uuids: Iterable<string>): Promise<ReadySegment[]> {
     const named = new Set(uuids)
-    return this.#readyFiles(() => this.#deleteReady((segment) => named.has(segment.uuid)))
+    return this.#queues.ready(() => this.#deleteReady((segment) => named.has(segment.uuid)))
   }
 
   /**
@@ -253,23 +253,14 @@ export class PartitionLog {
    * of this Kafka partition, and starts the next range at `resetTo`. Also the way out of `failed`.
    */
   dropUncommitted(resetTo: bigint): Promise<void> {
-    if (this.#state === 'closed') return Promise.reject(this.#closedError())
-    const done = Promise.all([this.#writeTail, this.#readyTail]).then(async () => {
-      if (this.#state === 'closed') throw this.#closedError()
+    return this.#queues.reset(async () => {
       // half done, the open segments may be gone while the range still claims their rows
-      await this.#guard(async () => {
-        await this.#segments.abortAll()
-        await deleteWalFiles(this.dir, await this.#ownFiles())
-      })
+      await this.#segments.abortAll()
+      await deleteWalFiles(this.dir, await this.#ownFiles())
       this.#ready = []
       this.#start = resetTo
       this.#end = resetTo
-      this.#state = 'open'
-      this.#failure = undefined
     })
-    this.#writeTail = done.catch(() => {})
-    this.#readyTail = this.#writeTail
-    return done
   }
 
   /**
@@ -277,22 +268,12 @@ export class PartitionLog {
    * records are read again after a restart); ready files stay for recovery.
    */
   close(): Promise<void> {
-    if (this.#state === 'closed') return Promise.resolve()
-    const done = Promise.all([this.#writeTail, this.#readyTail]).then(() => {
-      this.#state = 'closed'
-      return this.#segments.abortAll()
-    })
-    this.#writeTail = done.catch(() => {})
-    this.#readyTail = this.#writeTail
-    return done
+    return this.#queues.close(() => this.#segments.abortAll())
   }
 
   /** Ends the log now: queued operations fail, open segments are discarded, ready files stay. */
   async abort(): Promise<void> {
-    if (this.#state === 'closed') return
-    this.#state = 'closed'
-    await Promise.all([this.#writeTail, this.#readyTail])
-    await this.#segments.abortAll()
+    if (await this.#queues.abort()) await this.#segments.abortAll()
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -302,20 +283,10 @@ export class PartitionLog {
     const partitioner = compilePartitioner(spec, schema)
     const segments = new OpenSegments({
       dir: options.dir,
-      topic: options.topic,
-      partition: options.partition,
+      activeName: (uuid) => activeFileName(options.topic, options.partition, uuid),
       partitioner,
       clock: this.#clock,
-      writer: {
-        schema,
-        codec: options.codec,
-        compressionLevel: options.compressionLevel,
-        rowGroupRows: options.rowGroupRows,
-        rowGroupBytes: options.rowGroupBytes,
-        metrics: options.metrics,
-        bloomFilters: (options.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
-        encoders: options.encoders,
-      },
+      writer: segmentWriterOptions(options, schema),
     })
     const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
     const context: RotationContext = {
@@ -363,44 +334,6 @@ export class PartitionLog {
       const parsed = parseWalFileName(name)
       return parsed !== undefined && parsed.topic === this.topic && parsed.partition === this.partition
     })
-  }
-
-  /** Runs an operation on open segments after the ones before it. */
-  #write<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#writeTail.then(() => {
-      this.#assertOpen()
-      return operation()
-    })
-    this.#writeTail = result.catch(() => {})
-    return result
-  }
-
-  #readyFiles<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#readyTail.then(() => {
-      if (this.#state === 'closed') throw this.#closedError()
-      return operation()
-    })
-    this.#readyTail = result.catch(() => {})
-    return result
-  }
-
-  /** A failure here leaves open segments in an unknown state: the log fails. */
-  async #guard<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation()
-    } catch (error) {
-      this.#state = 'failed'
-      this.#failure = isFloeError(error)
-        ? error
-        : new FloeError('STORAGE_UNAVAILABLE', 'WAL write failed', { cause: error, details: { dir: this.dir } })
-      throw this.#failure
-    }
-  }
-
-  #assertOpen(): void {
-    if (this.#state === 'open') return
-    if (this.#state === 'failed') throw this.#failure
-    throw this.#closedError()
   }
 
   #closedError(): FloeError {

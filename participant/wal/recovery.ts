@@ -2,13 +2,12 @@
 // planRecovery, then reads each kept rotation's sidecars back. A kept rotation whose sidecar does
 // not read back, does not match its file name or its .parquet's size, or was written under
 // another partition spec, is deleted too, and with it every rotation after it in the chain.
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { isFloeError } from '../../shared/index.ts'
 import { deleteWalFiles, storageError } from './durable.ts'
 import { parseWalFileName } from './names.ts'
 import { type KeptRotation, planRecovery, type RecoveryDeletionReason } from './recovery-plan.ts'
-import { decodeSidecar } from './sidecar.ts'
+import { decodeSidecar, readSidecarWithSize } from './sidecar.ts'
 import type { ReadySegment, Rotation } from './types.ts'
 
 export type RecoveredDeletionReason =
@@ -102,21 +101,10 @@ async function readKeptRotation(
     if (name?.kind !== 'ready-json') continue
     const jsonPath = join(dir, file)
     const localPath = jsonPath.replace(/\.json$/, '.parquet')
-    let text: string
-    let size: number
-    try {
-      text = await readFile(jsonPath, 'utf8')
-      size = (await stat(localPath)).size
-    } catch (error) {
-      throw storageError('cannot read WAL file', jsonPath, error)
-    }
-    let segment: ReturnType<typeof decodeSidecar>['segment']
-    try {
-      segment = decodeSidecar(text).segment
-    } catch (error) {
-      if (isFloeError(error)) return 'unreadable'
-      throw error
-    }
+    const read = await readSidecarWithSize(jsonPath, localPath, decodeSidecar)
+    if (!read) return 'unreadable'
+    const { segment } = read.decoded
+    const size = read.size
     const matches =
       segment.uuid === name.uuid &&
       segment.topic === name.topic &&

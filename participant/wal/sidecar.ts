@@ -1,9 +1,11 @@
-// The `ready_*.json` sidecar of a segment: everything a manifest entry and a WRITE-STATUS need
+// The `ready_*.json` sidecar of a segment (and, through fileFields, the data-file part of the
+// shared layout's `segment_*.json`): everything a manifest entry and a WRITE-STATUS need
 // about the file, so a restart can report a kept file without opening it. It is self-describing
 // (it carries the partition struct type) because recovery runs before any dataset config is at
 // hand, and it is lossless: 64-bit counts and offsets go through shared/json, bounds as base64
 // of their single-value binary form, partition values in the spec's JSON single-value form.
 
+import { readFile, stat } from 'node:fs/promises'
 import type { DataFile, StructType, StructValue } from '../../shared/iceberg/index.ts'
 import {
   decodeBase64,
@@ -12,18 +14,44 @@ import {
   type JsonSingleValue,
   toJsonSingleValue,
 } from '../../shared/iceberg/values/index.ts'
-import { FloeError } from '../../shared/index.ts'
+import { FloeError, isFloeError } from '../../shared/index.ts'
 import { type JsonObject, type JsonValue, parseJson, stringifyJsonBytes } from '../../shared/json/index.ts'
 import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
+import { storageError } from './durable.ts'
 import type { ReadySegment } from './types.ts'
+
+/**
+ * A sidecar's text decoded with `decode`, and the size of its `.parquet` on disk; undefined when
+ * the sidecar does not read back (recovery drops its rotation). A file that cannot be read at all
+ * is a storage failure and throws.
+ */
+export async function readSidecarWithSize<T>(
+  jsonPath: string,
+  localPath: string,
+  decode: (text: string) => T,
+): Promise<{ decoded: T; size: number } | undefined> {
+  let text: string
+  let size: number
+  try {
+    text = await readFile(jsonPath, 'utf8')
+    size = (await stat(localPath)).size
+  } catch (error) {
+    throw storageError('cannot read WAL file', jsonPath, error)
+  }
+  try {
+    return { decoded: decode(text), size }
+  } catch (error) {
+    if (isFloeError(error)) return undefined
+    throw error
+  }
+}
 
 const format = 'floe-wal-segment'
 const version = 1
 
 /** A ready segment as its sidecar records it, with the partition type needed to read it back. */
 export function encodeSidecar(segment: ReadySegment, partitionType: StructType): Uint8Array {
-  const file = segment.dataFile
-  const body: Record<string, unknown> = {
+  return stringifyJsonBytes({
     format,
     version,
     uuid: segment.uuid,
@@ -31,32 +59,45 @@ export function encodeSidecar(segment: ReadySegment, partitionType: StructType):
     partition: segment.partition,
     start: segment.start,
     end: segment.end,
+    ...fileFields(segment, partitionType),
+  })
+}
+
+/** What a sidecar says about the data file itself, whichever layout wrote it. */
+export type SidecarFile = Pick<
+  ReadySegment,
+  'partitionValues' | 'partitionPath' | 'dataFile' | 'bloomFilters' | 'sizeBytes' | 'uploadedLocation'
+>
+
+/** The data file's part of a sidecar (every field but the header and what names the Kafka records). */
+export function fileFields(file: SidecarFile, partitionType: StructType): Record<string, unknown> {
+  const dataFile = file.dataFile
+  return {
     partitionType,
-    partitionValues: toJsonSingleValue(partitionType, segment.partitionValues) as JsonSingleValue,
-    partitionPath: segment.partitionPath,
-    specId: file.specId,
-    recordCount: file.recordCount,
-    fileSizeInBytes: file.fileSizeInBytes,
-    columnSizes: countsToJson(file.columnSizes),
-    valueCounts: countsToJson(file.valueCounts),
-    nullValueCounts: countsToJson(file.nullValueCounts),
-    nanValueCounts: countsToJson(file.nanValueCounts),
-    lowerBounds: boundsToJson(file.lowerBounds),
-    upperBounds: boundsToJson(file.upperBounds),
-    splitOffsets: file.splitOffsets,
-    sortOrderId: file.sortOrderId,
-    bloomFilters: segment.bloomFilters,
-    sizeBytes: segment.sizeBytes,
-    uploadedLocation: segment.uploadedLocation,
+    partitionValues: toJsonSingleValue(partitionType, file.partitionValues) as JsonSingleValue,
+    partitionPath: file.partitionPath,
+    specId: dataFile.specId,
+    recordCount: dataFile.recordCount,
+    fileSizeInBytes: dataFile.fileSizeInBytes,
+    columnSizes: countsToJson(dataFile.columnSizes),
+    valueCounts: countsToJson(dataFile.valueCounts),
+    nullValueCounts: countsToJson(dataFile.nullValueCounts),
+    nanValueCounts: countsToJson(dataFile.nanValueCounts),
+    lowerBounds: boundsToJson(dataFile.lowerBounds),
+    upperBounds: boundsToJson(dataFile.upperBounds),
+    splitOffsets: dataFile.splitOffsets,
+    sortOrderId: dataFile.sortOrderId,
+    bloomFilters: file.bloomFilters,
+    sizeBytes: file.sizeBytes,
+    uploadedLocation: file.uploadedLocation,
   }
-  return stringifyJsonBytes(body)
 }
 
 /**
  * A sidecar that does not read back is a broken local file. Recovery catches this and treats the
  * rotation as lost (its records are read again), so it never stops a worker from there.
  */
-function malformed(why: string, cause?: unknown): FloeError {
+export function malformed(why: string, cause?: unknown): FloeError {
   return new FloeError('INVARIANT_BROKEN', `WAL sidecar is malformed: ${why}`, { cause, details: { reason: why } })
 }
 
@@ -66,6 +107,21 @@ export interface DecodedSidecar {
 }
 
 export function decodeSidecar(text: string): DecodedSidecar {
+  const json = sidecarObject(text, format, version)
+  const { partitionType, ...file } = decodeFileFields(json)
+  const segment: DecodedSidecar['segment'] = {
+    uuid: string(json['uuid'], 'uuid'),
+    topic: string(json['topic'], 'topic'),
+    partition: integer(json['partition'], 'partition'),
+    start: long(json['start'], 'start'),
+    end: long(json['end'], 'end'),
+    ...file,
+  }
+  return { segment, partitionType }
+}
+
+/** The sidecar's JSON object, once its format and version are the expected ones. */
+export function sidecarObject(text: string, expectedFormat: string, expectedVersion: number): JsonObject {
   let root: JsonValue
   try {
     root = parseJson(text)
@@ -73,7 +129,14 @@ export function decodeSidecar(text: string): DecodedSidecar {
     throw malformed('not JSON', error)
   }
   const json = object(root, 'sidecar')
-  if (json['format'] !== format || json['version'] !== version) throw malformed('unknown format or version')
+  if (json['format'] !== expectedFormat || json['version'] !== expectedVersion) {
+    throw malformed('unknown format or version')
+  }
+  return json
+}
+
+/** The data file's part of a sidecar, read back (the inverse of fileFields). */
+export function decodeFileFields(json: JsonObject): SidecarFile & { partitionType: StructType } {
   const partitionType = object(json['partitionType'], 'partitionType') as unknown as StructType
   if (partitionType.type !== 'struct' || !Array.isArray(partitionType.fields)) {
     throw malformed('partitionType is not a struct')
@@ -112,12 +175,8 @@ export function decodeSidecar(text: string): DecodedSidecar {
   if (uploadedLocation !== undefined && typeof uploadedLocation !== 'string') {
     throw malformed('uploadedLocation is not a string')
   }
-  const segment: DecodedSidecar['segment'] = {
-    uuid: string(json['uuid'], 'uuid'),
-    topic: string(json['topic'], 'topic'),
-    partition: integer(json['partition'], 'partition'),
-    start: long(json['start'], 'start'),
-    end: long(json['end'], 'end'),
+  return {
+    partitionType,
     partitionValues,
     partitionPath: string(json['partitionPath'], 'partitionPath'),
     dataFile,
@@ -125,7 +184,6 @@ export function decodeSidecar(text: string): DecodedSidecar {
     sizeBytes: integer(json['sizeBytes'], 'sizeBytes'),
     ...(uploadedLocation === undefined ? {} : { uploadedLocation }),
   }
-  return { segment, partitionType }
 }
 
 function countsToJson(counts: ReadonlyMap<number, bigint> | undefined): Record<string, bigint> | undefined {
@@ -158,29 +216,29 @@ function fieldId(text: string, what: string): number {
   return id
 }
 
-function object(value: JsonValue | undefined, what: string): JsonObject {
+export function object(value: JsonValue | undefined, what: string): JsonObject {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw malformed(`${what} is not an object`)
   }
   return value
 }
 
-function array(value: JsonValue | undefined, what: string): JsonValue[] {
+export function array(value: JsonValue | undefined, what: string): JsonValue[] {
   if (!Array.isArray(value)) throw malformed(`${what} is not an array`)
   return value
 }
 
-function string(value: JsonValue | undefined, what: string): string {
+export function string(value: JsonValue | undefined, what: string): string {
   if (typeof value !== 'string') throw malformed(`${what} is not a string`)
   return value
 }
 
-function integer(value: JsonValue | undefined, what: string): number {
+export function integer(value: JsonValue | undefined, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw malformed(`${what} is not an integer`)
   return value
 }
 
-function long(value: JsonValue | undefined, what: string): bigint {
+export function long(value: JsonValue | undefined, what: string): bigint {
   if (typeof value === 'bigint') return value
   if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value)
   throw malformed(`${what} is not an integer`)

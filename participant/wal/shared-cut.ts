@@ -1,0 +1,106 @@
+// A cut's durable steps in the shared layout, in the order recovery depends on
+// (shared-recovery.ts):
+//   1. every open segment writes its footer (with the rotation's id and ranges) and is fsynced,
+//   2. every `active_*` is renamed to `segment_*`, and every sidecar written and fsynced,
+//   3. the directory is fsynced, so every file the manifest will name is durable,
+//   4. the rotation manifest is written under a temporary name, fsynced, renamed into place, and
+//      the directory fsynced: the rename is the rotation's commit point.
+// A crash before 4's rename leaves segments no manifest names (deleted at recovery: the
+// rotation never existed); after it, the rotation is whole.
+import { join } from 'node:path'
+import type { PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
+import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
+import type { DataFileMetrics } from '../../shared/parquet/index.ts'
+import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
+import { dataFileOf } from './make-ready.ts'
+import type { OpenSegment } from './open-segments.ts'
+import {
+  encodeRotationManifest,
+  encodeSharedSidecar,
+  rotationFooter,
+  type SharedRotation,
+  type SharedSegment,
+} from './rotation-manifest.ts'
+import type { WalkRange } from './rotation-walk.ts'
+import { rotationManifestName, sharedSegmentName, sharedTemporaryName } from './shared-names.ts'
+import type { RotationReason } from './types.ts'
+
+export interface CutContext {
+  dir: string
+  schema: Schema
+  spec: PartitionSpec
+  partitioner: Partitioner
+  partitionType: StructType
+  fieldTypes: ReadonlyMap<number, PrimitiveType>
+}
+
+export interface Cut {
+  id: string
+  sequence: bigint
+  reason: RotationReason
+  ranges: readonly WalkRange[]
+}
+
+export async function writeRotation(
+  context: CutContext,
+  segments: readonly OpenSegment[],
+  cut: Cut,
+): Promise<SharedRotation> {
+  const { dir } = context
+  const keyValueMetadata = rotationFooter(cut.id, cut.ranges)
+  // the closes run side by side: each ends in its own fsync, which a disk serves in parallel
+  const closed = await Promise.all(segments.map((segment) => segment.writer.close({ keyValueMetadata })))
+  const ready = segments.map((segment, index) =>
+    sharedSegmentOf(context, segment, closed[index] as DataFileMetrics, cut.id),
+  )
+  await Promise.all(
+    segments.map((segment, index) =>
+      renameDurably(join(dir, segment.activeName), (ready[index] as SharedSegment).localPath),
+    ),
+  )
+  await Promise.all(
+    ready.map((segment) => writeFileDurably(segment.jsonPath, encodeSharedSidecar(segment, context.partitionType))),
+  )
+  await fsyncDirectory(dir)
+  const name = rotationManifestName(cut.sequence, cut.id)
+  await replaceFileDurably(
+    dir,
+    name,
+    sharedTemporaryName(name),
+    encodeRotationManifest({
+      id: cut.id,
+      sequence: cut.sequence,
+      files: ready.map((segment) => segment.uuid),
+      ranges: [...cut.ranges],
+    }),
+  )
+  return {
+    id: cut.id,
+    sequence: cut.sequence,
+    reason: cut.reason,
+    ranges: cut.ranges,
+    segments: ready,
+    manifestPath: join(dir, name),
+  }
+}
+
+function sharedSegmentOf(
+  context: CutContext,
+  segment: OpenSegment,
+  metrics: DataFileMetrics,
+  rotation: string,
+): SharedSegment {
+  const { dir, partitioner } = context
+  const dataFile = dataFileOf(context, segment, metrics)
+  return {
+    uuid: segment.uuid,
+    rotation,
+    localPath: join(dir, sharedSegmentName(segment.uuid, 'parquet')),
+    jsonPath: join(dir, sharedSegmentName(segment.uuid, 'json')),
+    partitionValues: segment.partitionValues,
+    partitionPath: partitioner.path(segment.partitionValues),
+    dataFile,
+    bloomFilters: metrics.bloomFilters,
+    sizeBytes: Number(metrics.fileSizeInBytes),
+  }
+}

@@ -1,0 +1,381 @@
+// The write-ahead log of one dataset in the shared-segment layout (docs/architecture.md, "Shared
+// segments"): one open segment per Iceberg partition, appended to by every Kafka partition of the
+// dataset assigned to the worker, and a cut that rotates all of them at once into a rotation that
+// claims, for every partition that moved since the previous cut, the range `[start, end)` it read.
+//
+// S1 (a rotation holds exactly its ranges) rests on one rule this class enforces: a partition's
+// position changes only by reading, unless everything it read since the last cut is cut first.
+// `read` and `forget` refuse a partition with uncut rows, and `walk` (ACK, rejection, resync,
+// revocation) cuts before it rewinds or lets go of one.
+//
+// Operations on open segments (append, cut, walk) run one at a time in call order; operations on
+// ready files (markUploaded, deleting rotations) have a queue of their own. A failure while rows
+// are written or a cut is under way leaves the log `failed`; `discardOpen` is the way on.
+import { randomUUID } from 'node:crypto'
+import type { LogStartJump } from '../../protocol/index.ts'
+import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
+import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
+import { FloeError } from '../../shared/index.ts'
+import {
+  type DataFileCodec,
+  type MetricsConfig,
+  primitiveFieldTypes,
+  type RowGroupEncoders,
+} from '../../shared/parquet/index.ts'
+import { deleteWalFiles } from './durable.ts'
+import { LogQueues, type LogState } from './log-queues.ts'
+import { OpenSegments, segmentWriterOptions } from './open-segments.ts'
+import { ReadyRotations } from './ready-rotations.ts'
+import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
+import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
+import { type CutContext, writeRotation } from './shared-cut.ts'
+import { sharedActiveName } from './shared-names.ts'
+import { type Clock, defaultWalLimits, type RotationReason, type WalLimits } from './types.ts'
+
+export interface SharedLogOptions {
+  /** `<wal.dir>/<dataset>/shared`; created on first use. */
+  dir: string
+  /** The dataset's topic. */
+  topic: string
+  schema: Schema
+  spec: PartitionSpec
+  codec?: DataFileCodec
+  compressionLevel?: number
+  bloomFilterColumns?: readonly number[]
+  metrics?: MetricsConfig
+  encoders?: RowGroupEncoders
+  limits?: Partial<WalLimits>
+  rowGroupRows?: number
+  rowGroupBytes?: number
+  clock?: Clock
+  /** Rotations recoverSharedLog kept, oldest first. */
+  recovered?: readonly SharedRotation[]
+  /** The sequence the next rotation takes (recoverSharedLog's `nextSequence`); default 1. */
+  nextSequence?: bigint
+}
+
+export type SharedLogState = LogState
+
+export interface SharedWalkInput {
+  /** Where each partition's chain starts: the ACK's or table's offsets, or the chain starts held (key: partitionKey). */
+  from: ReadonlyMap<string, bigint | undefined>
+  /** The Kafka partitions assigned to the worker now. */
+  assigned: readonly number[]
+  /** Declared log-start jumps (key: partitionKey). */
+  jumps?: ReadonlyMap<string, LogStartJump>
+  /** Ids of rotations the coordinator rejected (dropped whole). */
+  rejected?: ReadonlySet<string>
+  /** Why the walk may have to cut first. */
+  reason: RotationReason
+}
+
+export interface SharedWalkResult {
+  /** The cut the walk made first, if a partition it rewinds or lets go of had uncut rows. */
+  cut?: SharedRotation
+  kept: SharedRotation[]
+  dropped: Array<{ rotation: SharedRotation; reason: WalkDropReason }>
+  /** Per assigned partition: where it reads next (undefined: unknown, invariant 2 decides). */
+  next: Map<number, bigint | undefined>
+  /** Assigned partitions moved back to `next`: the consumer seeks them there. */
+  rewound: number[]
+}
+
+interface Position {
+  /** Where the partition's next range starts (the previous cut's end). */
+  start: bigint
+  /** The offset after the last record appended or skipped. */
+  end: bigint
+}
+
+const performanceClock: Clock = { now: () => performance.now() }
+
+export class SharedLog {
+  readonly dir: string
+  readonly topic: string
+  readonly limits: Readonly<WalLimits>
+  readonly #options: SharedLogOptions
+  readonly #clock: Clock
+  #context: CutContext
+  #segments: OpenSegments
+  #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
+  readonly #positions = new Map<number, Position>()
+  readonly #ready: ReadyRotations
+  #sequence: bigint
+  readonly #queues: LogQueues
+
+  constructor(options: SharedLogOptions) {
+    if (options.topic === '') throw invalid('topic is empty', {})
+    const limits = { ...defaultWalLimits, ...options.limits }
+    for (const [name, value] of Object.entries(limits)) {
+      if (!(value > 0)) throw invalid(`limits.${name} must be positive`, { [name]: value })
+    }
+    this.dir = options.dir
+    this.topic = options.topic
+    this.limits = limits
+    this.#clock = options.clock ?? performanceClock
+    this.#options = options
+    this.#queues = new LogQueues(options.dir, () => this.#closedError())
+    ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
+    this.#ready = new ReadyRotations(options.dir, options.recovered ?? [])
+    let sequence = options.nextSequence ?? 1n
+    for (const rotation of this.#ready.list) if (rotation.sequence >= sequence) sequence = rotation.sequence + 1n
+    this.#sequence = sequence
+  }
+
+  get state(): SharedLogState {
+    return this.#queues.state
+  }
+  /** The uncommitted rotations, oldest first. */
+  get rotations(): readonly SharedRotation[] {
+    return [...this.#ready.list]
+  }
+  get openSegmentCount(): number {
+    return this.#segments.count
+  }
+  get bufferedBytes(): number {
+    return this.#segments.bufferedBytes
+  }
+  get heldBytes(): number {
+    return this.#segments.heldBytes
+  }
+  get bufferedHeldBytes(): number {
+    return this.#segments.bufferedHeldBytes
+  }
+  /** Bytes of ready files not yet uploaded. */
+  get readyBytes(): number {
+    return this.#ready.unuploadedBytes
+  }
+  /** The partitions the log tracks, with where each reads next. */
+  get positions(): ReadonlyMap<number, bigint> {
+    return new Map([...this.#positions].map(([partition, position]) => [partition, position.end]))
+  }
+
+  /** Where the partition reads next; undefined if the log does not track it. */
+  position(partition: number): bigint | undefined {
+    return this.#positions.get(partition)?.end
+  }
+
+  /** True if the partition read something since the last cut (its rows are in open segments). */
+  hasUncut(partition: number): boolean {
+    const position = this.#positions.get(partition)
+    return position !== undefined && position.end !== position.start
+  }
+
+  /**
+   * The partition reads from `at` on (assigned, positioned, or positioned again). Refused while it
+   * has uncut rows: they would end up in a rotation claiming a range that does not hold them.
+   */
+  read(partition: number, at: bigint): void {
+    if (at < 0n) throw invalid('a position is negative', { partition, at: String(at) })
+    this.#refuseUncut(partition, 'positioned')
+    this.#positions.set(partition, { start: at, end: at })
+  }
+
+  /** The partition is no longer read here. Refused while it has uncut rows. */
+  forget(partition: number): void {
+    this.#refuseUncut(partition, 'let go of')
+    this.#positions.delete(partition)
+  }
+
+  /** Appends one polled batch of one partition; `nextOffset` advances its range even with no rows. */
+  append(partition: number, rows: readonly StructValue[], nextOffset: bigint): Promise<void> {
+    return this.#queues.write(async () => {
+      const position = this.#positions.get(partition)
+      if (!position) {
+        throw new FloeError(
+          'INVARIANT_BROKEN',
+          `partition ${partition} appended to the shared WAL before it was read`,
+          {
+            details: { topic: this.topic, partition },
+          },
+        )
+      }
+      if (nextOffset < position.end || (rows.length > 0 && nextOffset === position.end)) {
+        throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
+          details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
+        })
+      }
+      if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
+      position.end = nextOffset
+    })
+  }
+
+  /** The first of the size, age or open-segment triggers the open segments meet now, if any. */
+  rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
+    return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
+  }
+
+  /** Rotates every open segment at once; undefined when no partition moved since the last cut. */
+  cut(reason: RotationReason): Promise<SharedRotation | undefined> {
+    return this.#queues.write(() => this.#cut(reason))
+  }
+
+  /** The table's schema or spec changed: segments opened after the next cut follow them. */
+  useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
+    return this.#queues.write(async () => {
+      if (schema === this.#context.schema && spec === this.#context.spec) return
+      this.#nextTable = { schema, spec }
+      if (this.#segments.count === 0) this.#applyNextTable()
+    })
+  }
+
+  /** Writes every buffered row group out (memory pressure short of a cut). */
+  flushRowGroups(): Promise<void> {
+    return this.#queues.write(() => this.#queues.guard(() => this.#segments.flushRowGroups()))
+  }
+
+  /**
+   * The walk (rotation-walk.ts) over the uncommitted rotations after an ACK, a rejection, a resync
+   * or a revocation: dropped rotations are deleted (manifest first), assigned partitions that lost
+   * a range read again from where their kept chain ends, partitions no longer assigned are let go
+   * of. A partition that has uncut rows and must move is cut first, with every other one (S1).
+   */
+  walk(input: SharedWalkInput): Promise<SharedWalkResult> {
+    return this.#queues.write(async () => {
+      const assigned = new Set(input.assigned.map((partition) => partitionKey(this.topic, partition)))
+      const { from, jumps, rejected } = input
+      const plan = () => walkRotations({ rotations: this.#ready.list, from, assigned, jumps, rejected })
+      let result = plan()
+      // uncut rows must be cut before their partition moves: let go of, rewound, or (committed
+      // elsewhere past where they start) found behind the table
+      const moving = [...this.#positions].filter(([partition, position]) => {
+        if (!this.hasUncut(partition)) return false
+        const key = partitionKey(this.topic, partition)
+        return !assigned.has(key) || result.rewound.has(key) || result.next.get(key) !== position.start
+      })
+      let cut: SharedRotation | undefined
+      if (moving.length > 0) {
+        cut = await this.#cut(input.reason)
+        result = plan()
+      }
+      const byId = new Map(this.#ready.list.map((rotation) => [rotation.id, rotation]))
+      const dropped = result.dropped.map(({ rotation, reason }) => ({
+        rotation: byId.get(rotation.id) as SharedRotation,
+        reason,
+      }))
+      await this.#queues.ready(() => this.#ready.delete(dropped.map(({ rotation }) => rotation)))
+      const next = new Map<number, bigint | undefined>()
+      for (const partition of input.assigned) next.set(partition, result.next.get(partitionKey(this.topic, partition)))
+      const rewound: number[] = []
+      for (const partition of input.assigned) {
+        const at = next.get(partition)
+        const position = this.#positions.get(partition)
+        const lost = result.rewound.has(partitionKey(this.topic, partition))
+        // a tracked partition the table has moved past (committed elsewhere) moves with it
+        if (!lost && (position === undefined || at === undefined || position.start === at)) continue
+        rewound.push(partition)
+        if (at === undefined) this.#positions.delete(partition)
+        else this.#positions.set(partition, { start: at, end: at })
+      }
+      for (const partition of [...this.#positions.keys()]) {
+        if (!input.assigned.includes(partition)) this.#positions.delete(partition)
+      }
+      return {
+        ...(cut ? { cut } : {}),
+        kept: result.kept.map((rotation) => byId.get(rotation.id) as SharedRotation),
+        dropped,
+        next,
+        rewound,
+      }
+    })
+  }
+
+  /** Deletes the named rotations (an ACK accepted them), manifest first; returns them. */
+  deleteRotations(ids: Iterable<string>): Promise<SharedRotation[]> {
+    const named = new Set(ids)
+    return this.#queues.ready(() => this.#ready.delete(this.#ready.list.filter((rotation) => named.has(rotation.id))))
+  }
+
+  /** Records where a segment was uploaded, in its sidecar; undefined if the log no longer holds it. */
+  markUploaded(uuid: string, location: string): Promise<SharedSegment | undefined> {
+    return this.#queues.ready(() => this.#ready.markUploaded(uuid, location))
+  }
+
+  /**
+   * After a failed write or cut: discards the open segments and every file no known rotation
+   * holds, and moves every partition back to where its uncut rows began. Returns those
+   * positions: the consumer seeks each partition there.
+   */
+  discardOpen(): Promise<Map<number, bigint>> {
+    return this.#queues.reset(async () => {
+      await this.#segments.abortAll()
+      await deleteWalFiles(this.dir, await this.#ready.strayFiles())
+      const positions = new Map<number, bigint>()
+      for (const [partition, position] of this.#positions) {
+        position.end = position.start
+        positions.set(partition, position.start)
+      }
+      return positions
+    })
+  }
+
+  /** Waits for queued work, then ends the log. Uncut rows are discarded (read again after a restart). */
+  close(): Promise<void> {
+    return this.#queues.close(() => this.#segments.abortAll())
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  async #cut(reason: RotationReason): Promise<SharedRotation | undefined> {
+    const segments = this.#segments.list()
+    const ranges: WalkRange[] = []
+    for (const [partition, position] of [...this.#positions].sort(([a], [b]) => a - b)) {
+      if (position.end > position.start) {
+        ranges.push({ topic: this.topic, partition, start: position.start, end: position.end })
+      }
+    }
+    if (ranges.length === 0) return undefined
+    const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges }
+    const rotation = await this.#queues.guard(() => writeRotation(this.#context, segments, cut))
+    this.#sequence += 1n
+    this.#segments.clear()
+    for (const position of this.#positions.values()) position.start = position.end
+    this.#ready.add(rotation)
+    if (this.#nextTable) this.#applyNextTable()
+    return rotation
+  }
+
+  #refuseUncut(partition: number, what: string): void {
+    if (!this.hasUncut(partition)) return
+    throw new FloeError('INVARIANT_BROKEN', `partition ${partition} ${what} with uncut rows in the shared WAL`, {
+      details: { topic: this.topic, partition },
+    })
+  }
+
+  #build(schema: Schema, spec: PartitionSpec): { segments: OpenSegments; context: CutContext } {
+    const options = this.#options
+    const partitioner = compilePartitioner(spec, schema)
+    const segments = new OpenSegments({
+      dir: options.dir,
+      activeName: sharedActiveName,
+      partitioner,
+      clock: this.#clock,
+      writer: segmentWriterOptions(options, schema),
+    })
+    const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
+    const context: CutContext = {
+      dir: options.dir,
+      schema,
+      spec,
+      partitioner,
+      partitionType: partitioner.partitionType,
+      fieldTypes,
+    }
+    return { segments, context }
+  }
+
+  #applyNextTable(): void {
+    const next = this.#nextTable
+    if (!next) return
+    ;({ segments: this.#segments, context: this.#context } = this.#build(next.schema, next.spec))
+    this.#nextTable = undefined
+  }
+
+  #closedError(): FloeError {
+    return new FloeError('INVARIANT_BROKEN', 'WAL used after it was closed', { details: { topic: this.topic } })
+  }
+}
+
+function invalid(message: string, details: Record<string, unknown>): FloeError {
+  return new FloeError('CONFIG_INVALID', `WAL: ${message}`, { details })
+}

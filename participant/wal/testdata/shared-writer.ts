@@ -1,0 +1,41 @@
+// A worker's shared WAL under kill -9, for shared-crash.test.ts: recovers the folder against the
+// table offsets it is given, then reads four Kafka partitions for ever, one row per offset except
+// every seventh (dead-lettered), and cuts every few batches, until it is killed.
+// Usage: shared-writer.ts DIR TABLE_OFFSETS_JSON ASSIGNED_JSON
+import { SharedLog } from '../shared-log.ts'
+import { recoverSharedLog } from '../shared-recovery.ts'
+import { daysAndCountries, event, eventSchema } from '../test-support.ts'
+
+const [dir, tableJson, assignedJson] = process.argv.slice(2) as [string, string, string]
+const topic = 'orders'
+const tableOffsets = new Map(
+  Object.entries(JSON.parse(tableJson) as Record<string, string>).map(([p, o]) => [Number(p), BigInt(o)]),
+)
+const assigned = JSON.parse(assignedJson) as number[]
+
+const recovered = await recoverSharedLog(dir, { topic, tableOffsets, assigned })
+const log = new SharedLog({
+  dir,
+  topic,
+  schema: eventSchema,
+  spec: daysAndCountries,
+  recovered: recovered.rotations,
+  nextSequence: recovered.nextSequence,
+  rowGroupRows: 16,
+})
+for (const partition of assigned) log.read(partition, recovered.next.get(partition) as bigint)
+process.stdout.write('ready\n')
+
+for (let batch = 0; ; batch++) {
+  for (const partition of assigned) {
+    const from = log.position(partition) as bigint
+    const count = 1 + ((batch * 7 + partition * 3) % 11)
+    const rows = []
+    for (let offset = from; offset < from + BigInt(count); offset++) {
+      if (offset % 7n === 6n) continue
+      rows.push({ ...event(Number(offset)), event_id: BigInt(partition) * 1_000_000n + offset })
+    }
+    await log.append(partition, rows, from + BigInt(count))
+  }
+  if (batch % 3 === 2) await log.cut('commit')
+}
