@@ -1,7 +1,7 @@
 // Durable file operations of the WAL. A rename or unlink is durable only once the directory that
 // holds the entry is fsynced, and a file's content only once the file is; every step that
 // recovery relies on goes through here.
-import { type FileHandle, open, rename, rm } from 'node:fs/promises'
+import { type FileHandle, open, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { FloeError, isFloeError } from '../../shared/index.ts'
 
@@ -12,6 +12,16 @@ export function storageError(message: string, path: string, cause: unknown): Flo
     cause,
     details: { path, code: typeof code === 'string' ? code : undefined },
   })
+}
+
+/** The names in a WAL directory; one that does not exist (nothing written yet) holds none. */
+export async function listWalDirectory(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return []
+    throw storageError('cannot list WAL directory', dir, error)
+  }
 }
 
 export async function fsyncDirectory(dir: string): Promise<void> {

@@ -8,7 +8,7 @@
 // are being written or a rotation is under way leaves the log `failed`: which rows reached which
 // file is then unknown, so the only ways on are dropUncommitted (read again from the table's
 // offset) or close.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename, dirname } from 'node:path'
 import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
@@ -19,7 +19,7 @@ import {
   primitiveFieldTypes,
   type RowGroupEncoders,
 } from '../../shared/parquet/index.ts'
-import { deleteWalFiles, replaceFileDurably, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory, replaceFileDurably, storageError } from './durable.ts'
 import { LogQueues, type LogState } from './log-queues.ts'
 import { makeReady, type RotationContext } from './make-ready.ts'
 import { activeFileName, parseWalFileName, temporaryFileName } from './names.ts'
@@ -323,13 +323,7 @@ export class PartitionLog {
 
   /** Every WAL file of this Kafka partition in the folder, whether this log knows it or not. */
   async #ownFiles(): Promise<string[]> {
-    let names: string[]
-    try {
-      names = await readdir(this.dir)
-    } catch (error) {
-      if ((error as { code?: unknown }).code === 'ENOENT') return []
-      throw storageError('cannot list WAL directory', this.dir, error)
-    }
+    const names = await listWalDirectory(this.dir)
     return names.filter((name) => {
       const parsed = parseWalFileName(name)
       return parsed !== undefined && parsed.topic === this.topic && parsed.partition === this.partition

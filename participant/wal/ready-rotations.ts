@@ -1,9 +1,9 @@
 // The ready side of a shared WAL: the uncommitted rotations on disk, oldest first, and the
 // operations on their files (upload bookkeeping, deletion manifest first, finding the files no
 // rotation holds). SharedLog queues every call; nothing here runs two at a time.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { deleteWalFiles, replaceFileDurably, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory, replaceFileDurably, storageError } from './durable.ts'
 import {
   decodeSharedSidecar,
   encodeSharedSidecar,
@@ -82,13 +82,7 @@ export class ReadyRotations {
 
   /** Files of this layout that no known rotation holds: a cut or a write cut short. */
   async strayFiles(): Promise<string[]> {
-    let names: string[]
-    try {
-      names = await readdir(this.#dir)
-    } catch (error) {
-      if ((error as { code?: unknown }).code === 'ENOENT') return []
-      throw storageError('cannot list WAL directory', this.#dir, error)
-    }
+    const names = await listWalDirectory(this.#dir)
     const known = new Set<string>()
     for (const rotation of this.#rotations) {
       known.add(basename(rotation.manifestPath))

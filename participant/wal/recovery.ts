@@ -1,10 +1,5 @@
-// Recovery of one Kafka partition's WAL folder at start, before anything is consumed: applies
-// planRecovery, then reads each kept rotation's sidecars back. A kept rotation whose sidecar does
-// not read back, does not match its file name or its .parquet's size, or was written under
-// another partition spec, is deleted too, and with it every rotation after it in the chain.
-import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { deleteWalFiles, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory } from './durable.ts'
 import { parseWalFileName } from './names.ts'
 import { type KeptRotation, planRecovery, type RecoveryDeletionReason } from './recovery-plan.ts'
 import { decodeSidecar, readSidecarWithSize } from './sidecar.ts'
@@ -51,13 +46,7 @@ export async function recoverPartition(
   tableOffset: bigint | undefined,
   options: RecoverPartitionOptions = {},
 ): Promise<RecoveredPartition> {
-  let names: string[]
-  try {
-    names = await readdir(dir)
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ENOENT') throw storageError('cannot list WAL directory', dir, error)
-    names = []
-  }
+  const names = await listWalDirectory(dir)
   const scope =
     options.topic !== undefined && options.partition !== undefined
       ? { topic: options.topic, partition: options.partition }
@@ -130,13 +119,7 @@ export async function pruneBehindTable(
   tableOffset: bigint,
   scope: { topic: string; partition: number },
 ): Promise<string[]> {
-  let names: string[]
-  try {
-    names = await readdir(dir)
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return []
-    throw storageError('cannot list WAL directory', dir, error)
-  }
+  const names = await listWalDirectory(dir)
   const doomed = planRecovery(names, tableOffset, scope)
     .deletions.filter((deletion) => deletion.reason === 'behind-table' || deletion.reason === 'straddles-table')
     .map((deletion) => deletion.file)

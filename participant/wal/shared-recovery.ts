@@ -8,10 +8,10 @@
 //   3. every assigned partition reads from where its kept chain ends.
 // Deletions remove manifests first, durably, then files: a crash in between leaves files no
 // manifest names, which the next recovery deletes.
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isFloeError } from '../../shared/index.ts'
-import { deleteWalFiles, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory, storageError } from './durable.ts'
 import {
   decodeRotationManifest,
   decodeSharedSidecar,
@@ -65,13 +65,7 @@ export interface RecoveredSharedLog {
 
 /** Applies recovery to the folder (deletions fsynced); a folder that does not exist holds nothing. */
 export async function recoverSharedLog(dir: string, options: RecoverSharedOptions): Promise<RecoveredSharedLog> {
-  let names: string[]
-  try {
-    names = await readdir(dir)
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ENOENT') throw storageError('cannot list WAL directory', dir, error)
-    names = []
-  }
+  const names = await listWalDirectory(dir)
   const deleted: SharedDeletion[] = []
   const unknown: string[] = []
   const present = new Set(names)
