@@ -1,7 +1,7 @@
 // Floe's S3 storage on the stack's real S3 server (moto, with signature checks on): a segment-sized
 // file goes up as a streamed multipart upload and reads back byte-equal; a repeated upload of the
 // same name replaces the object; a wrong bucket, a wrong key or secret, and a dead endpoint are
-// each named as such.
+// each named as such; S3 keys vended with a table replace a refused key.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { HeadObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3'
 import { isFloeError } from '../../shared/errors.ts'
-import { multipartPartSize, S3Storage } from '../../shared/storage/index.ts'
+import { multipartPartSize, RoutedStorage, S3Storage } from '../../shared/storage/index.ts'
 import { uniqueName } from '../harness.ts'
 import { s3Endpoints, stackS3, withoutS3 } from './support.ts'
 
@@ -71,6 +71,25 @@ describe('S3 storage on the stack’s S3 server', { skip: withoutS3() }, () => {
     await assert.rejects(storage.get(`${location}.missing`), (e) => isFloeError(e, 'STORAGE_NOT_FOUND'))
     assert.equal(await storage.delete(location), true)
     assert.equal(await storage.delete(location), false)
+  })
+
+  test('S3 keys a catalog vends with a table (s3.access-key-id, ...) are used from the next call on', async () => {
+    const s3 = s3Endpoints()
+    const settings = { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true }
+    // A key S3 refuses, so that nothing but the vended key can make the put succeed.
+    const routed = new RoutedStorage({
+      s3: { ...settings, accessKeyId: 'AKIAUNKNOWNKEY000000', secretAccessKey: 'refused', maxAttempts: 1 },
+    })
+    const location = `${base}/vended/object.bin`
+    await assert.rejects(routed.put(location, new Uint8Array(8)), /S3 refused the credentials/)
+    routed.useVendedCredentials({
+      's3.access-key-id': s3.accessKeyId,
+      's3.secret-access-key': s3.secretAccessKey,
+      'write.format.default': 'parquet',
+    })
+    const bytes = new TextEncoder().encode('vended')
+    await routed.put(location, bytes)
+    assert.deepEqual(new Uint8Array(await storage.get(location)), bytes)
   })
 
   test('names a missing bucket, a wrong key, a wrong secret and a dead endpoint, each retryable', async () => {

@@ -37,7 +37,7 @@ interface Issued {
 }
 
 /** A SAS is made again once this old, so a long test sees the client renew it. */
-const sasRenewMs = 20_000
+export const sasRenewSeconds = 20
 const sasLifetimeMs = 60 * 60_000
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
@@ -72,7 +72,7 @@ export function restAuthServer(settings: RestAuthSettings) {
   const host = `${account}.dfs.core.windows.net`
 
   const currentSas = (): string => {
-    if (sas && Date.now() - sas.madeAt < sasRenewMs) return sas.value
+    if (sas && Date.now() - sas.madeAt < sasRenewSeconds * 1000) return sas.value
     const now = Date.now()
     const value = generateBlobSASQueryParameters(
       {

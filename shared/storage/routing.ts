@@ -62,6 +62,8 @@ export function storageFor(location: string, config: StorageConfig = {}): Object
 export class RoutedStorage implements ObjectStorage {
   readonly #config: StorageConfig
   readonly #backends = new Map<Backend, ObjectStorage>()
+  /** The S3 credentials last vended, so that an unchanged set keeps its client. */
+  #vendedS3: string | undefined
 
   constructor(config: StorageConfig = {}) {
     this.#config = config
@@ -85,9 +87,30 @@ export class RoutedStorage implements ObjectStorage {
    * storage-credentials entry for the table's location): used from now on for their accounts.
    */
   useVendedCredentials(properties: Readonly<Record<string, string>>): void {
+    this.#useVendedS3(properties)
     if (!Object.keys(properties).some((key) => key.startsWith('adls.sas-token.'))) return
     const azure = this.#backend('azure')
     if (azure instanceof AzureAccountsStorage) azure.useVendedCredentials(properties)
+  }
+
+  /**
+   * S3 keys as Iceberg's S3FileIO names them (`s3.access-key-id`, `s3.secret-access-key`,
+   * `s3.session-token`): a client of their own replaces the S3 client from the next call on. The
+   * old one is not closed: an upload in flight on it finishes with the credentials it began with.
+   */
+  #useVendedS3(properties: Readonly<Record<string, string>>): void {
+    const accessKeyId = properties['s3.access-key-id']
+    const secretAccessKey = properties['s3.secret-access-key']
+    const s3 = this.#config.s3
+    if (!accessKeyId || !secretAccessKey || s3 === undefined) return
+    const sessionToken = properties['s3.session-token'] || undefined
+    const vended = `${accessKeyId}\n${secretAccessKey}\n${sessionToken ?? ''}`
+    if (vended === this.#vendedS3) return
+    this.#vendedS3 = vended
+    this.#backends.set(
+      's3',
+      new S3Storage({ ...s3, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }),
+    )
   }
 
   put(location: string, bytes: Uint8Array, options?: StorageCallOptions): Promise<void> {
