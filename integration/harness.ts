@@ -90,6 +90,8 @@ export async function verifyTable(
     filter?: string
     rows?: number
     sqlPath?: string
+    /** A REST catalog other than the stack's first (the one on S3). */
+    restUri?: string
   } = {},
 ): Promise<VerifyResult> {
   const args = [table, '--catalog', options.catalog ?? 'rest']
@@ -97,6 +99,7 @@ export async function verifyTable(
   if (options.filter) args.push('--filter', options.filter)
   if (options.rows) args.push('--rows', String(options.rows))
   if (options.sqlPath) args.push('--sql-path', options.sqlPath)
+  if (options.restUri) args.push('--uri', options.restUri)
   const verify = join(import.meta.dirname, 'verify')
   try {
     const { stdout } = await run(verify, args, { maxBuffer: 64 * 1024 * 1024 })

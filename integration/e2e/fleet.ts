@@ -29,7 +29,8 @@ export interface FleetOptions {
   /** Where data files go: the local warehouse (default), Azurite, or the stack's S3 server (`up --s3`). */
   storage?: 'local' | 'azure' | 's3'
   /**
-   * The workers' catalog: the stack's REST catalog (default); `sql`, Floe's SQL catalog on a SQLite
+   * The workers' catalog: the stack's REST catalog (default; with `storage: 's3'`, the REST catalog
+   * whose warehouse is on S3); `sql`, Floe's SQL catalog on a SQLite
    * file of the fleet's own, its warehouse in the chosen storage (with `storage: 's3'`, data and
    * metadata on S3); or `postgres`, the SQL catalog on the stack's PostgreSQL (`stack up
    * --postgres`), the password from the environment. pyiceberg reads through the same catalog.
@@ -65,7 +66,11 @@ function catalogSection(
       env: { FLOE_CATALOG__PASSWORD: server.password },
     }
   }
-  if (options.catalog !== 'sql') return { yaml: `catalog:\n  type: rest\n  uri: ${endpoints().rest.uri}\n`, env: {} }
+  if (options.catalog !== 'sql') {
+    // With S3 storage, the REST catalog whose warehouse is on S3: the table wholly there.
+    const uri = options.storage === 's3' ? s3Endpoints().rest.uri : endpoints().rest.uri
+    return { yaml: `catalog:\n  type: rest\n  uri: ${uri}\n`, env: {} }
+  }
   const warehouse =
     options.storage === 's3'
       ? `${s3Endpoints().warehouse}/${namespace}`
@@ -206,7 +211,7 @@ export class Fleet {
   readonly secrets: string[]
   readonly #env: NodeJS.ProcessEnv
   /** How pyiceberg finds the table: the workers' catalog (with the SQLite file, when the fleet has one). */
-  readonly #verifyCatalog: { catalog: 'rest' | 'sql' | 'postgres'; sqlPath?: string }
+  readonly #verifyCatalog: { catalog: 'rest' | 'sql' | 'postgres'; sqlPath?: string; restUri?: string }
   #serial = 0
   readonly #incarnations = new Map<string, number>()
 
@@ -234,7 +239,10 @@ export class Fleet {
     this.#verifyCatalog =
       options.catalog === 'sql'
         ? { catalog: 'sql', sqlPath: join(dir, 'catalog.db') }
-        : { catalog: options.catalog ?? 'rest' }
+        : {
+            catalog: options.catalog ?? 'rest',
+            ...(s3 && options.catalog !== 'postgres' ? { restUri: s3.rest.uri } : {}),
+          }
     this.#env = {
       ...kafka?.env,
       ...catalogEnv,

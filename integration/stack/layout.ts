@@ -23,7 +23,7 @@ export interface StackPorts {
   postgres: number
   /** The OAuth 2 front of the REST catalog, when the stack runs one. */
   restAuth: number
-  /** The local S3 server, when the stack runs one (`up --s3`). */
+  /** The local S3 server, when the stack runs one (`up --s3`); the REST catalog on S3 takes s3 + 1. */
   s3: number
 }
 
@@ -98,6 +98,8 @@ export interface S3Endpoints {
   warehouse: string
   accessKeyId: string
   secretAccessKey: string
+  /** The REST catalog whose warehouse (metadata files too) is on this S3 server. */
+  rest: { uri: string; warehouse: string }
 }
 
 export interface Endpoints {
@@ -125,6 +127,11 @@ export function brokerPorts(options: StackOptions): { client: number; controller
   }))
 }
 
+/** The port of the REST catalog whose warehouse is on S3, beside the S3 server's. */
+export function restOnS3Port(options: StackOptions): number {
+  return options.ports.s3 + 1
+}
+
 export function paths(dir = stackDir()) {
   return {
     dir,
@@ -134,6 +141,7 @@ export function paths(dir = stackDir()) {
     tls: join(dir, 'tls'),
     rest: join(dir, 'rest'),
     restCatalog: join(dir, 'rest', 'catalog.db'),
+    restS3Catalog: join(dir, 'rest-s3', 'catalog.db'),
     warehouse: join(dir, 'warehouse'),
     sqlCatalog: join(dir, 'sql', 'catalog.db'),
     sqlWarehouse: join(dir, 'sql', 'warehouse'),

@@ -14,7 +14,7 @@ export const s3Region = 'us-east-1'
 export async function startS3(
   options: StackOptions,
   dir: string,
-): Promise<{ record: ServiceRecord; endpoints: S3Endpoints }> {
+): Promise<{ record: ServiceRecord; endpoints: Omit<S3Endpoints, 'rest'> }> {
   const p = paths(dir)
   const endpoint = `http://127.0.0.1:${options.ports.s3}`
   const record = startService(dir, {

@@ -7,12 +7,21 @@ import { setupInterop } from './interop.ts'
 import { jarsReady, resolveJars } from './jars.ts'
 import { startKafka } from './kafka.ts'
 import { makeCertificates, newCredentials } from './kafka-security.ts'
-import { defaultPorts, type Endpoints, endpointsFor, paths, type StackOptions, stackDir } from './layout.ts'
+import {
+  defaultPorts,
+  type Endpoints,
+  endpointsFor,
+  paths,
+  restOnS3Port,
+  type S3Endpoints,
+  type StackOptions,
+  stackDir,
+} from './layout.ts'
 import { startPostgres } from './postgres.ts'
 import { running, type ServiceRecord, services, stopService } from './processes.ts'
 import { pythonReady, setupPython } from './python.ts'
 import { newRestClient, startRestAuth } from './rest-auth.ts'
-import { startRestCatalog } from './rest-catalog.ts'
+import { restOnS3Warehouse, startRestCatalog, startRestCatalogOnS3 } from './rest-catalog.ts'
 import { startS3 } from './s3.ts'
 
 const usage = `usage: npm run stack -- <command> [options]
@@ -44,7 +53,8 @@ options (up):
   --rest-auth-port P its port (default 8191, env FLOE_STACK_REST_AUTH_PORT)
   --rest-auth-token-seconds N  how long its tokens live (default 4, env FLOE_STACK_REST_AUTH_TOKEN_SECONDS)
   --s3               also start the local S3 server, moto (env FLOE_STACK_S3=1), with a bucket
-                     "warehouse" and an IAM user whose key is in endpoints.json
+                     "warehouse" and an IAM user whose key is in endpoints.json, and a second
+                     REST catalog whose warehouse is on it (S3FileIO), on the S3 port + 1
   --s3-port P        S3 server port (default 9000, env FLOE_STACK_S3_PORT)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
@@ -199,13 +209,20 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
         : []),
       ...(opts.s3
         ? [
-            timed(
-              's3 (moto)',
-              startS3(opts, dir).then((started) => {
-                s3 = started.endpoints
-                return started.record
-              }),
-            ),
+            (async () => {
+              let server: Omit<S3Endpoints, 'rest'> | undefined
+              await timed(
+                's3 (moto)',
+                startS3(opts, dir).then((started) => {
+                  server = started.endpoints
+                  return started.record
+                }),
+              )
+              if (server === undefined) return
+              await timed('iceberg rest catalog on s3', startRestCatalogOnS3(opts, dir, server))
+              const rest = { uri: `http://127.0.0.1:${restOnS3Port(opts)}`, warehouse: restOnS3Warehouse(server) }
+              s3 = { ...server, rest }
+            })(),
           ]
         : []),
       timed('azurite', startAzurite(opts, dir)),
@@ -237,7 +254,7 @@ function printEndpoints(e: Endpoints): void {
   console.log(`  kafka         ${e.kafka.bootstrap}${e.kafka.secure ? `  (SASL_SSL ${e.kafka.secure.bootstrap})` : ''}
   rest catalog  ${e.rest.uri}  (warehouse ${e.rest.warehouse})${e.restAuth ? `\n  rest OAuth 2  ${e.restAuth.uri}  (tokens for ${e.restAuth.tokenSeconds} s)` : ''}
   sql catalog   ${e.sql.path}  (name ${e.sql.name})
-  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}${e.s3 ? `\n  s3            ${e.s3.endpoint}  (bucket ${e.s3.bucket}, path style)` : ''}
+  azurite       ${e.azurite.blobEndpoint}  (container ${e.azurite.container})${e.postgres ? `\n  postgres      ${e.postgres.uri}` : ''}${e.s3 ? `\n  s3            ${e.s3.endpoint}  (bucket ${e.s3.bucket}, path style)\n  rest on s3    ${e.s3.rest.uri}  (warehouse ${e.s3.rest.warehouse})` : ''}
   pyiceberg     ${e.python}
   endpoints     ${paths().endpoints}
   logs          ${e.logs}`)
