@@ -9,6 +9,7 @@ import { isFloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress, floeSummaryKeys, offsetsKey, type ProgressSource } from '../shared/progress/index.ts'
+import { rewindSummaryKeys } from './rewind.ts'
 import {
   catalogConfigOf,
   configFor,
@@ -33,6 +34,9 @@ export interface PartitionLag {
 
 export interface LastCommit {
   snapshotId: bigint
+  /** A round's commit, or an operator's `floe rewind` (which moves the marker, adding no file). */
+  kind: 'round' | 'rewind'
+  /** The round's commit id, or the rewind's. */
   commitId: string
   /** When the snapshot was committed, ms since the epoch. */
   committedAtMs: number
@@ -53,14 +57,23 @@ export interface DatasetStatus {
   lastCommit: LastCommit | undefined
 }
 
-/** The newest snapshot of main that this group's rounds committed. */
+/** The newest snapshot of main that moved this group's marker: a round's, or a rewind's. */
 export function lastFloeCommit(metadata: TableMetadata, group: string, now: number): LastCommit | undefined {
   const key = offsetsKey(group)
   for (const snapshot of ancestorsOfRef(metadata)) {
-    const commitId = snapshot.summary[floeSummaryKeys.commitId]
-    if (commitId === undefined || snapshot.summary[key] === undefined) continue
+    if (snapshot.summary[key] === undefined) continue
+    const roundId = snapshot.summary[floeSummaryKeys.commitId]
+    const rewindId = snapshot.summary[rewindSummaryKeys.rewindId]
+    const commitId = roundId ?? rewindId
+    if (commitId === undefined) continue
     const committedAtMs = Number(snapshot['timestamp-ms'])
-    return { snapshotId: snapshot['snapshot-id'], commitId, committedAtMs, ageMs: Math.max(0, now - committedAtMs) }
+    return {
+      snapshotId: snapshot['snapshot-id'],
+      kind: roundId === undefined ? 'rewind' : 'round',
+      commitId,
+      committedAtMs,
+      ageMs: Math.max(0, now - committedAtMs),
+    }
   }
   return undefined
 }
@@ -167,7 +180,7 @@ export function formatStatus(statuses: readonly DatasetStatus[]): string {
     if (!s.tableExists) lines.push('  table: not created yet (created on first run)')
     else if (commit) {
       lines.push(
-        `  last commit: snapshot ${commit.snapshotId} round ${commit.commitId} at ${new Date(commit.committedAtMs).toISOString()} (${formatAge(commit.ageMs)} ago)`,
+        `  last commit: snapshot ${commit.snapshotId} ${commit.kind} ${commit.commitId} at ${new Date(commit.committedAtMs).toISOString()} (${formatAge(commit.ageMs)} ago)`,
       )
     } else
       lines.push(
@@ -210,6 +223,7 @@ export function statusJson(statuses: readonly DatasetStatus[], at: number): stri
       lastCommit: s.lastCommit
         ? {
             snapshotId: s.lastCommit.snapshotId,
+            kind: s.lastCommit.kind,
             commitId: s.lastCommit.commitId,
             committedAt: new Date(s.lastCommit.committedAtMs).toISOString(),
             ageSeconds: Math.round(s.lastCommit.ageMs / 1000),
