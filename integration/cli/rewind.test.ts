@@ -58,6 +58,10 @@ test('floe rewind makes a stopped fleet read exactly the rewound range again, on
   assert.equal(rewound.code, 0, rewound.stderr)
   assert.match(rewound.stdout, /^rewound dataset events \(table .*\) to the given offsets in snapshot \d+:/)
   assert.match(rewound.stdout, /consumer group .* moved too/)
+  const snapshot = /in snapshot (\d+):/.exec(rewound.stdout)?.[1]
+  const status = await floeCommand(['status', '--config', fleet.config])
+  assert.equal(status.code, 0, status.stderr)
+  assert.match(status.stdout, new RegExp(`last commit: snapshot ${snapshot} rewind [0-9a-f-]{36} at `))
   for (const id of p0.slice(80)) expected.set(id, 2)
 
   worker = await fleet.restart(worker)
