@@ -118,11 +118,15 @@ export class DatasetParticipant {
     const { dataset } = options
     this.#labels = { dataset: dataset.name }
     this.#reporter = `${dataset.name}/${options.group}`
-    this.#reader = new GroupReader(options.connection, {
-      groupId: options.group,
-      topic: dataset.topic,
-      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
-    })
+    this.#reader = new GroupReader(
+      options.connection,
+      {
+        groupId: options.group,
+        topic: dataset.topic,
+        sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      },
+      { rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again') },
+    )
     // a copy: its schema and spec follow the table's, the caller's object stays as given
     const table = { ...options.table }
     this.#table = new TableFollower(table, options.table.current, options.logger)

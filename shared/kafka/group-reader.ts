@@ -47,6 +47,12 @@ export interface GroupReaderSettings {
   maxWaitMs?: number
 }
 
+/** What the reader tells its owner about, for the log. */
+export interface GroupReaderEvents {
+  /** The member is out of the group and joins again: why. */
+  rejoining?: (reason: string) => void
+}
+
 export class GroupReader {
   readonly #consumer: Consumer<Buffer, Buffer, Buffer, Buffer>
   readonly #settings: Required<GroupReaderSettings>
@@ -55,11 +61,17 @@ export class GroupReader {
   #partitionCount = 0
   /** Per partition: producers whose aborted transaction the last response left open, and where. */
   readonly #openAborts = new Map<number, OpenAborts>()
+  readonly #events: GroupReaderEvents
   /** Set when the client's own rejoin failed: this member is out of the group until join works. */
   #lost: Error | undefined
   #rejoining = false
+  /** Between a join that worked and leave(): the member should be heartbeating. */
+  #member = false
+  /** When the client was first seen neither heartbeating nor joining, while a member. */
+  #silentSince: number | undefined
 
-  constructor(connection: KafkaConnection, settings: GroupReaderSettings) {
+  constructor(connection: KafkaConnection, settings: GroupReaderSettings, events: GroupReaderEvents = {}) {
+    this.#events = events
     const sessionTimeoutMs = settings.sessionTimeoutMs ?? 30_000
     this.#settings = {
       sessionTimeoutMs,
@@ -117,6 +129,7 @@ export class GroupReader {
         rebalanceTimeout: this.#settings.rebalanceTimeoutMs,
         protocols: PROTOCOLS,
       })
+      this.#member = true
     } catch (error) {
       // The client gives up after its own retries with a code of its own: to the operator that is
       // a broker out of reach, in our taxonomy like every other.
@@ -132,9 +145,10 @@ export class GroupReader {
    */
   assigned(): number[] {
     if (this.#lost) {
-      this.#rejoin()
+      this.#rejoin(`the client's own rejoin failed: ${this.#lost.message}`)
       return []
     }
+    this.#watchMembership()
     const assignment = this.#consumer.assignments?.find((a) => a.topic === this.#settings.topic)
     return assignment ? [...assignment.partitions].sort((a, b) => a - b) : []
   }
@@ -144,11 +158,33 @@ export class GroupReader {
     return this.#lost
   }
 
+  /**
+   * The client can fall out of the group without a word: when an offset commit finds the member
+   * expired (every session timed out at once behind a frozen broker), it rejoins on its own, and
+   * when that rejoin fails the error goes to the commit alone. The member is then without
+   * partitions and without heartbeats, so nothing would bring it back. A member whose client has
+   * not been heartbeating for a session timeout joins again; should the client's own join still be
+   * under way, the two share its JoinGroup request (the client sends one at a time), at worst
+   * costing the group one more rebalance.
+   */
+  #watchMembership(): void {
+    if (!this.#member || this.#rejoining || this.#consumer.isActive()) {
+      this.#silentSince = undefined
+      return
+    }
+    const now = Date.now()
+    this.#silentSince ??= now
+    if (now - this.#silentSince < this.#settings.sessionTimeoutMs) return
+    this.#silentSince = undefined
+    this.#rejoin(`the client has not heartbeated for a session timeout (${this.#settings.sessionTimeoutMs} ms)`)
+  }
+
   // One join at a time; a failed one leaves #lost set, so the next assigned() tries again (the
   // client's own retries space the attempts).
-  #rejoin(): void {
+  #rejoin(reason: string): void {
     if (this.#rejoining) return
     this.#rejoining = true
+    this.#events.rejoining?.(reason)
     this.join().then(
       () => {
         this.#lost = undefined
@@ -266,6 +302,7 @@ export class GroupReader {
 
   /** Leaves the group at once, so the partitions move to the other members without a session timeout. */
   async leave(): Promise<void> {
+    this.#member = false
     try {
       await this.#consumer.leaveGroup()
     } finally {

@@ -4,5 +4,11 @@ export { KafkaAdmin, type PartitionOffsets } from './admin.ts'
 export type { KafkaConnection, KafkaSasl, KafkaTls } from './connection.ts'
 export { type KafkaConnectionFailure, kafkaConnectionFailureOf } from './connection-failure.ts'
 export { type ConsumerSettings, type IncomingRecord, KafkaConsumer } from './consumer.ts'
-export { type FetchedPartition, GroupReader, type GroupReaderSettings, type RecordsBatch } from './group-reader.ts'
+export {
+  type FetchedPartition,
+  GroupReader,
+  type GroupReaderEvents,
+  type GroupReaderSettings,
+  type RecordsBatch,
+} from './group-reader.ts'
 export { classifyProduceError, KafkaProducer, type OutgoingRecord, type ProducerSettings } from './producer.ts'
