@@ -87,6 +87,8 @@ export interface RestAuthEndpoints {
   tokenSeconds: number
   /** GET: every token and SAS the front issued ({tokens, sas}). */
   issued: string
+  /** With `--s3`: the front of the REST catalog on S3, whose loads vend the stack's S3 key. */
+  s3Uri?: string
 }
 
 /** The local S3 server: path-style addressing, the key of the IAM user the stack made. */
@@ -126,6 +128,9 @@ export function brokerPorts(options: StackOptions): { client: number; controller
     controller: options.ports.kafka + 2 * i + 1,
   }))
 }
+
+/** The path under the OAuth 2 front that reaches the REST catalog on S3. */
+export const s3Prefix = '/s3'
 
 /** The port of the REST catalog whose warehouse is on S3, beside the S3 server's. */
 export function restOnS3Port(options: StackOptions): number {
@@ -200,6 +205,7 @@ export function endpointsFor(
             ...restClient,
             tokenSeconds: options.restAuthTokenSeconds,
             issued: `http://127.0.0.1:${options.ports.restAuth}/_stack/issued`,
+            ...(options.s3 ? { s3Uri: `http://127.0.0.1:${options.ports.restAuth}${s3Prefix}` } : {}),
           },
         }
       : {}),

@@ -6,7 +6,8 @@
 // goes to the real catalog. A loadTable or createTable asked for vended credentials gets a real
 // SAS for Azurite's warehouse container in its `config` and `storage-credentials`, under
 // Iceberg's ADLS keys. `GET /_stack/issued` lists every token and SAS issued, for the tests that
-// grep logs for them. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its
+// grep logs for them. With the S3 server up, paths under `/s3/` go to the REST catalog whose
+// warehouse is on S3 instead, and what they vend is an S3 key under S3FileIO's names. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its
 // settings come in REST_AUTH_SETTINGS (JSON), never on the command line.
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
@@ -18,7 +19,16 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob'
 import { type JsonObject, type JsonValue, parseJson, stringifyJson } from '../../shared/json/index.ts'
-import { azuriteAccount, azuriteKey, endpointsFor, type RestAuthEndpoints, type StackOptions } from './layout.ts'
+import {
+  azuriteAccount,
+  azuriteKey,
+  endpointsFor,
+  type RestAuthEndpoints,
+  restOnS3Port,
+  type S3Endpoints,
+  type StackOptions,
+  s3Prefix,
+} from './layout.ts'
 import { type ServiceRecord, startService, waitReady } from './processes.ts'
 
 export interface RestAuthSettings {
@@ -29,6 +39,8 @@ export interface RestAuthSettings {
   clientSecret: string
   tokenSeconds: number
   azurite: { account: string; accountKey: string; blobEndpoint: string; container: string }
+  /** The REST catalog on S3 behind `/s3/`, and the S3 key its loads vend. */
+  s3?: { backendPort: number; bucket: string; accessKeyId: string; secretAccessKey: string }
 }
 
 interface Issued {
@@ -123,16 +135,27 @@ export function restAuthServer(settings: RestAuthSettings) {
     })
   }
 
+  /** The backend a path goes to, the path it has there, and what a vending answer carries. */
+  const route = (url: string) => {
+    const s3 = settings.s3
+    if (s3 && (url === s3Prefix || url.startsWith(`${s3Prefix}/`))) {
+      const config = { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey }
+      return { port: s3.backendPort, url: url.slice(s3Prefix.length) || '/', prefix: `s3://${s3.bucket}/`, config }
+    }
+    return { port: settings.backendPort, url, prefix: `abfs://${container}@${host}/`, config: vendedConfig() }
+  }
+
   const proxy = async (message: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const body = await bodyOf(message)
     const delegated = /vended-credentials/.test(String(message.headers['x-iceberg-access-delegation'] ?? ''))
     const rewrite = delegated && vends(message.method ?? '', path)
-    const headers = { ...message.headers, host: `127.0.0.1:${settings.backendPort}` }
+    const to = route(message.url ?? '/')
+    const headers = { ...message.headers, host: `127.0.0.1:${to.port}` }
     const upstream = request({
       host: '127.0.0.1',
-      port: settings.backendPort,
+      port: to.port,
       method: message.method,
-      path: message.url,
+      path: to.url,
       headers,
     })
     upstream.on('error', () => sendJson(response, 502, { error: { message: 'catalog unreachable', code: 502 } }))
@@ -144,13 +167,13 @@ export function restAuthServer(settings: RestAuthSettings) {
       }
       // Lossless both ways: the metadata's 63-bit snapshot ids must come through unrounded.
       const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
-      const config = vendedConfig()
+      const config = to.config
       const given = loaded.config
       loaded.config = {
         ...(typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}),
         ...config,
       }
-      loaded['storage-credentials'] = [{ prefix: `abfs://${container}@${host}/`, config } as JsonValue]
+      loaded['storage-credentials'] = [{ prefix: to.prefix, config } as JsonValue]
       const text = stringifyJson(loaded)
       const { 'content-length': _length, 'transfer-encoding': _encoding, ...rest } = answer.headers
       response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(text) })
@@ -160,7 +183,7 @@ export function restAuthServer(settings: RestAuthSettings) {
   }
 
   return createServer((message, response) => {
-    const path = new URL(message.url ?? '/', 'http://127.0.0.1').pathname
+    const path = new URL(route(message.url ?? '/').url, 'http://127.0.0.1').pathname
     const handle = async () => {
       if (message.method === 'POST' && path === '/v1/oauth/tokens') return issueToken(message, response)
       if (message.method === 'GET' && path === '/_stack/issued') return sendJson(response, 200, issued)
@@ -187,6 +210,7 @@ export async function startRestAuth(
   options: StackOptions,
   dir: string,
   client: { clientId: string; clientSecret: string },
+  s3?: Pick<S3Endpoints, 'bucket' | 'accessKeyId' | 'secretAccessKey'>,
 ): Promise<ServiceRecord> {
   const { blobEndpoint, container } = endpointsFor(options, dir).azurite
   const settings: RestAuthSettings = {
@@ -195,6 +219,16 @@ export async function startRestAuth(
     ...client,
     tokenSeconds: options.restAuthTokenSeconds,
     azurite: { account: azuriteAccount, accountKey: azuriteKey, blobEndpoint, container },
+    ...(s3
+      ? {
+          s3: {
+            backendPort: restOnS3Port(options),
+            bucket: s3.bucket,
+            accessKeyId: s3.accessKeyId,
+            secretAccessKey: s3.secretAccessKey,
+          },
+        }
+      : {}),
   }
   const record = startService(dir, {
     name: 'rest-auth',

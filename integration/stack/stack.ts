@@ -226,14 +226,13 @@ async function up(dir: string, opts: StackOptions): Promise<void> {
           ]
         : []),
       timed('azurite', startAzurite(opts, dir)),
-      (async () => {
-        await timed('iceberg rest catalog', startRestCatalog(opts, dir))
-        if (restClient) await timed('rest catalog OAuth 2 front', startRestAuth(opts, dir, restClient))
-      })(),
+      timed('iceberg rest catalog', startRestCatalog(opts, dir)),
       timed(`kafka (${opts.brokers} broker${opts.brokers > 1 ? 's' : ''})`, startKafka(opts, dir, users)),
     ])
     const failed = outcomes.find((outcome) => outcome.status === 'rejected')
     if (failed) throw failed.reason
+    // Last: it vends the S3 key, which exists only once the S3 server is up.
+    if (restClient) await timed('rest catalog OAuth 2 front', startRestAuth(opts, dir, restClient, s3))
   } catch (error) {
     await down(dir)
     throw error

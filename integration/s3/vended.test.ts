@@ -1,0 +1,51 @@
+// S3 keys vended by an OAuth 2 REST catalog whose warehouse is on S3: the stack's auth front,
+// under `/s3/`, answers each table load asked for vended credentials with an S3 key
+// (`s3.access-key-id`, `s3.secret-access-key`). The workers are configured with no S3 key at all
+// and no AWS chain to find one in, so every data file and manifest they write goes up with the key
+// the catalog vended; every id lands once, read back by pyiceberg, and no log holds the key.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { assertEveryIdOnce, Fleet } from '../e2e/fleet.ts'
+import { endpoints } from '../harness.ts'
+import { s3Endpoints, withoutS3 } from './support.ts'
+
+const minute = 60_000
+
+function withoutVendingFront(): string | false {
+  const noS3 = withoutS3()
+  if (noS3) return noS3
+  return endpoints().restAuth?.s3Uri ? false : 'the stack runs without --rest-auth'
+}
+
+describe('S3 keys vended by a REST catalog on S3', { skip: withoutVendingFront() }, () => {
+  test('workers without an S3 key of their own write with the vended one and land every id once', async (t) => {
+    const auth = endpoints().restAuth!
+    const fleet = await Fleet.create(t, {
+      storage: 's3',
+      env: {
+        FLOE_CATALOG__URI: auth.s3Uri,
+        FLOE_CATALOG__CREDENTIAL: `${auth.clientId}:${auth.clientSecret}`,
+        FLOE_CATALOG__ACCESS_DELEGATION: 'vended-credentials',
+        FLOE_STORAGE__S3__ACCESS_KEY_ID: undefined,
+        FLOE_STORAGE__S3__SECRET_ACCESS_KEY: undefined,
+        // Nothing for the AWS SDK's default chain to fall back on.
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+        AWS_CONFIG_FILE: '/nonexistent',
+        AWS_EC2_METADATA_DISABLED: 'true',
+      },
+    })
+    await Promise.all([fleet.start(), fleet.start()])
+    await fleet.produce(2000)
+    const report = await fleet.waitSettled(3 * minute)
+    assertEveryIdOnce(fleet, report)
+    assert.ok(
+      report.metadataLocation?.startsWith(`${s3Endpoints().rest.warehouse}/`),
+      `metadata at ${report.metadataLocation}`,
+    )
+    const logged = fleet.workers.flatMap((w) => w.lines()).map((l) => JSON.stringify(l))
+    for (const secret of [s3Endpoints().secretAccessKey, auth.clientSecret])
+      assert.ok(!logged.some((line) => line.includes(secret)), 'a worker logged a secret')
+  })
+})
