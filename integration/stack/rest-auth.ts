@@ -7,8 +7,9 @@
 // SAS for Azurite's warehouse container in its `config` and `storage-credentials`, under
 // Iceberg's ADLS keys. `GET /_stack/issued` lists every token and SAS issued, for the tests that
 // grep logs for them. With the S3 server up, paths under `/s3/` go to the REST catalog whose
-// warehouse is on S3 instead, and what they vend is an S3 key under S3FileIO's names. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its
-// settings come in REST_AUTH_SETTINGS (JSON), never on the command line.
+// warehouse is on S3 instead, and what they vend is an S3 key under S3FileIO's names. Run as
+// `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its settings come in
+// REST_AUTH_SETTINGS (JSON), never on the command line.
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
