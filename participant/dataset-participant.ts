@@ -11,8 +11,8 @@
 //   deletes, resyncs and revocation. Control messages only reach the machines.
 // What the loop and the rounds lean on lives beside it, one job a file: the WRITE-STATUS
 // (write-status-sender.ts), the group offsets (group-offsets.ts), the WAL gauges (wal-gauges.ts),
-// the sweep of unowned partitions (unowned-wal.ts), the dead-letter wiring (bad-records.ts) and
-// the idle wait (wake-up.ts).
+// the sweep of unowned partitions (unowned-wal.ts), the dead-letter wiring (bad-records.ts), the
+// memory relief (relieve-memory.ts) and the idle wait (wake-up.ts).
 import type { ControlMessage } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
@@ -20,7 +20,7 @@ import { FloeError, isFatal, messageOf } from '../shared/index.ts'
 import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import { memoryReliefDue, type PressureSource, planMemoryRelief } from './backpressure/index.ts'
+import type { PressureSource } from './backpressure/index.ts'
 import { BadRecords, deadLetterSenderFor } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
@@ -28,6 +28,7 @@ import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
 import { PartitionQueues } from './partition-queue.ts'
 import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalSettings } from './partition-slot.ts'
+import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
 import { TableFollower } from './table-follower.ts'
 import { sweepAtStart } from './unowned-wal.ts'
@@ -341,31 +342,9 @@ export class DatasetParticipant {
     for (const slot of this.#slots.values()) await slot.rotateIfDue()
   }
 
-  /**
-   * Near the worker's cap on open-segment memory: flush the largest buffers as row groups on disk
-   * (or rotate what is too small for a row group) rather than pause until the next rotation (the
-   * round's END may be a commit interval away). Decided on the worker's total: with one dataset
-   * per participant each frees from its own partitions, the largest first.
-   */
   async #relieveMemory(): Promise<void> {
-    const { backpressure } = this.#o
-    // Called after every poll: below the start of relief, nothing to plan, and no pass over the slots.
-    if (!memoryReliefDue(backpressure.openSegmentMemoryBytes, backpressure.maxOpenSegmentMemoryBytes)) return
-    const plan = planMemoryRelief(
-      [...this.#slots.values()].map((slot) => ({
-        key: slot,
-        heldBytes: slot.heldBytes,
-        bufferedHeldBytes: slot.bufferedHeldBytes,
-      })),
-      backpressure.openSegmentMemoryBytes,
-      { capBytes: backpressure.maxOpenSegmentMemoryBytes },
-    )
-    if (plan.flush.length === 0 && plan.rotate.length === 0) return
-    for (const slot of plan.flush) await slot.flushRowGroups()
-    for (const slot of plan.rotate) await slot.rotateForMemory()
-    this.#o.metrics.memoryReliefs.inc({ ...this.#labels, action: 'flush' }, plan.flush.length)
-    this.#o.metrics.memoryReliefs.inc({ ...this.#labels, action: 'rotate' }, plan.rotate.length)
-    this.#reportPressure()
+    const { backpressure, metrics } = this.#o
+    if (await relieveMemory(this.#slots.values(), backpressure, metrics, this.#labels)) this.#reportPressure()
   }
 
   /** Creates a machine for each newly assigned partition and revokes the ones the group took away. */
