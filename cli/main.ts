@@ -2,6 +2,7 @@
 // worker exists it offers help and version only.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { parseMaintainArguments, runMaintain } from './maintain.ts'
 import { runObserve } from './observe.ts'
 import { runRewind } from './rewind.ts'
 import { parseRewindArguments } from './rewind-args.ts'
@@ -22,6 +23,8 @@ commands:
   validate   check the config file and reach every server it names
   rewind     move a dataset's table offsets back to read a range again (workers stopped):
              --dataset NAME (--to-offset TOPIC:PARTITION=OFFSET,... | --to-timestamp ISO) [--dry-run]
+  maintain   expire old snapshots of each dataset's table and delete the files only they reached,
+             keeping Floe's progress: [--dataset NAME] [--dry-run]
 
 options:
   -c, --config FILE   the configuration file (default: $FLOE_CONFIG)
@@ -87,6 +90,7 @@ export async function main(argv: string[]): Promise<number> {
     return code
   }
   if (command === 'rewind') return runRewind(parseRewindArguments(argv))
+  if (command === 'maintain') return runMaintain(parseMaintainArguments(argv))
   if (command === 'status') return runStatus(configPath, { json })
   if (command === 'observe') return runObserve(configPath, { json })
   console.error(`floe: unknown command '${command}'\n\n${usage}`)

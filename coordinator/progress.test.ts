@@ -6,6 +6,7 @@ import {
   decodeProgress,
   encodeProgress,
   findProgress,
+  markerSnapshots,
   mergeProgress,
   offsetsKey,
   type ProgressSource,
@@ -235,5 +236,27 @@ describe('progressForRound', () => {
       source: { kind: 'snapshot', snapshotId: 2n },
       landed: true,
     })
+  })
+})
+
+describe('the snapshots an expiry keeps for the markers', () => {
+  test('the newest ancestor of main carrying each group’s marker, and none off main', () => {
+    const other = offsetsKey('floe-other')
+    const metadata = tableWith(
+      [
+        { id: 1n, summary: { [key]: '{}' } },
+        { id: 2n, summary: { [other]: '{}' } },
+        { id: 3n, summary: { [key]: '{}' } },
+        { id: 4n },
+        { id: 5n, summary: { [key]: '{}' }, parent: 4n },
+        { id: 6n, parent: 4n },
+      ],
+      { main: 6n },
+    )
+    assert.deepEqual([...markerSnapshots(metadata)].sort(), [2n, 3n])
+  })
+
+  test('a table without a marker keeps nothing for it', () => {
+    assert.deepEqual([...markerSnapshots(tableWith([{ id: 1n }, { id: 2n }]))], [])
   })
 })

@@ -25,7 +25,7 @@ export interface FloeConfig extends Omit<RawConfig, 'datasets' | 'kafka' | 'cata
   source: string
 }
 
-const topLevel = new Set(['KAFKA', 'CATALOG', 'STORAGE', 'INGESTION', 'DATASETS', 'METRICS', 'LOG'])
+const topLevel = new Set(['KAFKA', 'CATALOG', 'STORAGE', 'INGESTION', 'DATASETS', 'MAINTENANCE', 'METRICS', 'LOG'])
 
 function camel(segment: string): string {
   return segment.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())

@@ -269,6 +269,19 @@ export const ingestionSchema = z
   })
   .strict()
 
+/**
+ * Table maintenance (`floe maintain`): the snapshot history a table keeps. Defaults are Iceberg's
+ * own (history.expire.max-snapshot-age-ms: 5 days; min-snapshots-to-keep: 1).
+ */
+export const maintenanceSchema = z
+  .object({
+    /** A snapshot older than this may be expired. */
+    maxSnapshotAgeHours: positive.default(120),
+    /** Each branch keeps at least this many of its newest snapshots, whatever their age. */
+    minSnapshotsToKeep: positiveInt.default(1),
+  })
+  .strict()
+
 export const datasetSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
@@ -304,6 +317,7 @@ export const configSchema = z
     storage: storageSchema,
     ingestion: ingestionSchema,
     datasets: z.array(datasetSchema).min(1, 'configure at least one dataset'),
+    maintenance: maintenanceSchema.default({ maxSnapshotAgeHours: 120, minSnapshotsToKeep: 1 }),
     metrics: z
       .object({ port: z.preprocess(numeric, z.number().int().min(0).max(65535)).default(9464) })
       .strict()

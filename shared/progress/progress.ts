@@ -172,3 +172,21 @@ export function findProgressIn(metadata: TableMetadata, group: string, ancestors
   if (property !== undefined) return { progress: decodeProgress(property), source: { kind: 'property' } }
   return { progress: new Map(), source: { kind: 'none' } }
 }
+
+/**
+ * For every group whose marker an ancestor of `main` carries, the newest such ancestor: what an
+ * expiry must keep so that each group's progress stays where its own snapshots put it.
+ */
+export function markerSnapshots(metadata: TableMetadata): Set<bigint> {
+  const prefix = offsetsKey('')
+  const seen = new Set<string>()
+  const keep = new Set<bigint>()
+  for (const snapshot of ancestorsOfRef(metadata)) {
+    for (const key of Object.keys(snapshot.summary)) {
+      if (!key.startsWith(prefix) || seen.has(key)) continue
+      seen.add(key)
+      keep.add(snapshot['snapshot-id'])
+    }
+  }
+  return keep
+}

@@ -1,0 +1,119 @@
+// `floe maintain`: table maintenance by hand, once. Today that is snapshot expiry: each dataset's
+// table drops the snapshots older than `maintenance.maxSnapshotAgeHours` beyond
+// `maintenance.minSnapshotsToKeep`, and the files only they reached are deleted. The newest
+// snapshot carrying each group's progress marker is kept whatever its age (docs/design.md
+// invariant 8), so Floe's progress stays where its own snapshots put it. Safe beside running
+// workers: the removal asserts `main` and plans again when a round commits in between.
+import { parseArgs } from 'node:util'
+import { openCatalog } from '../shared/catalog/index.ts'
+import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { type ExpireResult, expireSnapshots } from '../shared/iceberg/maintenance/index.ts'
+import { isFloeError } from '../shared/index.ts'
+import { markerSnapshots } from '../shared/progress/index.ts'
+import { catalogConfigOf, configFor, type Output, reach, reasonOf, storageOf } from './servers.ts'
+import { tableIdentifier } from './tables.ts'
+
+export interface MaintainArguments {
+  configPath: string | undefined
+  /** One dataset; all of them when absent. */
+  dataset: string | undefined
+  dryRun: boolean
+}
+
+export const maintainUsage = 'usage: floe maintain --config FILE [--dataset NAME] [--dry-run]'
+
+/** The arguments after `maintain`, or the one line that says what is wrong with them. Strict: it deletes files. */
+export function parseMaintainArguments(argv: readonly string[]): MaintainArguments | { error: string } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        dataset: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+      },
+    })
+    const extra = positionals.filter((p, i) => !(i === 0 && p === 'maintain'))
+    if (extra.length > 0) return { error: `unexpected argument '${extra[0]}'` }
+    return { configPath: values.config, dataset: values.dataset, dryRun: values['dry-run'] === true }
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+export interface MaintainIo {
+  stdout?: Output
+  stderr?: Output
+  timeoutMs?: number
+}
+
+export async function runMaintain(args: MaintainArguments | { error: string }, io: MaintainIo = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  if ('error' in args) {
+    stderr.write(`floe maintain: ${args.error}\n${maintainUsage}\n`)
+    return 2
+  }
+  const config = configFor('maintain', args.configPath, stderr)
+  if (!config) return 2
+  const datasets = args.dataset === undefined ? config.datasets : config.datasets.filter((d) => d.name === args.dataset)
+  if (datasets.length === 0) {
+    const names = config.datasets.map((d) => d.name).join(', ')
+    stderr.write(`floe maintain: no dataset '${args.dataset}' in ${config.source} (it has: ${names})\n`)
+    return 2
+  }
+  let code = 0
+  for (const dataset of datasets) {
+    try {
+      stdout.write(`${await maintain(config, dataset, args.dryRun, io.timeoutMs ?? 30_000)}\n`)
+    } catch (error) {
+      stderr.write(`floe maintain: dataset ${dataset.name}: ${isFloeError(error) ? error.message : reasonOf(error)}\n`)
+      code = 1
+    }
+  }
+  return code
+}
+
+async function maintain(config: FloeConfig, dataset: DatasetConfig, dryRun: boolean, timeoutMs: number) {
+  const storage = storageOf(config, dataset)
+  const catalogName =
+    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+  const catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
+    openCatalog(catalogConfigOf(config, storage)),
+  )
+  try {
+    const table = tableIdentifier(dataset)
+    if (!(await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(table)))) {
+      return `dataset ${dataset.name}: table ${dataset.table} does not exist yet, nothing to maintain`
+    }
+    const { maxSnapshotAgeHours, minSnapshotsToKeep } = config.maintenance
+    const result = await expireSnapshots({
+      catalog,
+      storage,
+      table,
+      retention: { maxSnapshotAgeMs: maxSnapshotAgeHours * 3_600_000, minSnapshotsToKeep },
+      keep: markerSnapshots,
+      dryRun,
+    })
+    return describeExpiry(dataset, result, dryRun)
+  } finally {
+    await catalog.close().catch(() => {})
+  }
+}
+
+/** One line per dataset: the snapshots before and after, and the files deleted. */
+export function describeExpiry(dataset: DatasetConfig, result: ExpireResult, dryRun: boolean): string {
+  const { files } = result
+  const head = `dataset ${dataset.name} (table ${dataset.table}):`
+  if (result.expired.length === 0) return `${head} ${result.snapshotsBefore} snapshot(s), none to expire`
+  const deleted =
+    `${files.manifestLists.length} manifest list(s), ${files.manifests.length} manifest(s), ` +
+    `${files.dataFiles.length} data file(s) of ${files.dataBytes} bytes`
+  if (dryRun) {
+    return `${head} dry run: would expire ${result.expired.length} of ${result.snapshotsBefore} snapshot(s) and delete ${deleted}`
+  }
+  const failed = result.failedDeletes > 0 ? `; ${result.failedDeletes} deletion(s) failed (orphans, never read)` : ''
+  return `${head} expired ${result.expired.length} snapshot(s), ${result.snapshotsBefore} -> ${result.snapshotsAfter}; deleted ${deleted}${failed}`
+}
