@@ -123,21 +123,24 @@ ${extra}`
 
   test("reaches a dataset's own storage, and names it when it does not answer", async () => {
     const { azurite } = endpoints()
-    const ownStorage = (connectionString: string) => `    storage:
+    const ownStorage = `    storage:
       type: azure
-      azure: {connectionString: '${connectionString}', container: ${azurite.container}}
+      azure: {container: ${azurite.container}}
     tableProperties:
       write.data.path: ${azuriteLocation(`${uniqueName('it-validate')}/data`)}
 `
+    // The dataset's own connection string, from the environment as a secret must come.
+    const secret = (connectionString: string) => ({
+      FLOE_DATASETS__EVENTS__STORAGE__AZURE__CONNECTION_STRING: connectionString,
+    })
     const table = `${uniqueName('it_ns')}.events`
-    const good = await validate(
-      await writeConfig('azure.yaml', fileFor(dataset(table, ownStorage(azurite.connectionString)))),
-    )
+    const file = await writeConfig('azure.yaml', fileFor(dataset(table, ownStorage)))
+    const good = await validate(file, secret(azurite.connectionString))
     assert.equal(good.code, 0, good.out)
     assert.match(good.out, /ok {3}dataset events: storage azure \(its own\) abfs:\/\/.*: reachable/)
 
     const dead = azurite.connectionString.replace(azurite.blobEndpoint, 'http://127.0.0.1:3/devstoreaccount1')
-    const bad = await validate(await writeConfig('dead-azure.yaml', fileFor(dataset(table, ownStorage(dead)))))
+    const bad = await validate(file, secret(dead))
     assert.equal(bad.code, 1, bad.out)
     assert.match(bad.out, /FAIL dataset events: storage azure \(its own\) abfs:\/\/\S+: (connection refused|no answer)/)
     assert.doesNotMatch(bad.out, /\n\s+at /)

@@ -99,7 +99,7 @@ ${datasetYaml(
   a,
   `    storage:
       type: azure
-      azure: {connectionString: '${azurite.connectionString}', container: ${azurite.container}}
+      azure: {container: ${azurite.container}}
     tableProperties:
       write.data.path: ${azuriteLocation(`${namespace}/a/data`)}
       py-io-impl: pyiceberg.io.fsspec.FsspecFileIO
@@ -109,7 +109,9 @@ ${datasetYaml(
 `,
   )
   await mkdir(join(dir, 'wal'), { recursive: true })
-  const worker = new WorkerProcess('iso', config, join(dir, 'iso.log'), {})
+  const worker = new WorkerProcess('iso', config, join(dir, 'iso.log'), {
+    FLOE_DATASETS__A__STORAGE__AZURE__CONNECTION_STRING: azurite.connectionString,
+  })
   t.after(async () => {
     thawService('azurite')
     worker.kill('SIGKILL')

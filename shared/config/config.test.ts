@@ -62,11 +62,8 @@ describe('the configuration file', () => {
   })
 
   test('a dataset without storage of its own uses the top-level storage', () => {
-    const text = base.replace(
-      'ingestion:',
-      'storage:\n  type: azure\n  azure: {connectionString: top, container: lake}\ningestion:',
-    )
-    const config = parseConfig(text, 'floe.yaml', {})
+    const text = base.replace('ingestion:', 'storage:\n  type: azure\n  azure: {container: lake}\ningestion:')
+    const config = parseConfig(text, 'floe.yaml', { FLOE_STORAGE__AZURE__CONNECTION_STRING: 'top' })
     assert.deepEqual(config.datasets[0]?.storage, {
       type: 'azure',
       azure: { connectionString: 'top', container: 'lake' },
@@ -84,6 +81,23 @@ describe('the configuration file', () => {
       azure: { connectionString: 'UseDevelopmentStorage=true', container: 'events' },
     })
     assert.match(refusal(text), /datasets\[0\]\.storage\.azure\.connectionString: missing/)
+  })
+
+  test('refuses an Azure connection string written in the file, top-level or a dataset’s', () => {
+    const top = base.replace(
+      'ingestion:',
+      'storage:\n  type: azure\n  azure: {connectionString: AccountKey=abc, container: lake}\ningestion:',
+    )
+    assert.match(
+      refusal(top),
+      /storage\.azure\.connectionString: a secret is not written in the configuration file: set FLOE_STORAGE__AZURE__CONNECTION_STRING \(or catalog\.accessDelegation: vended-credentials\)/,
+    )
+    const own = `${base}    storage:\n      type: azure\n      azure: {connectionString: AccountKey=abc, container: events}\n`
+    assert.match(
+      refusal(own),
+      /datasets\[0\]\.storage\.azure\.connectionString: a secret is not written in the configuration file: set FLOE_DATASETS__EVENTS__STORAGE__AZURE__CONNECTION_STRING/,
+    )
+    assert.doesNotMatch(refusal(own), /AccountKey=abc/)
   })
 
   test('turns a dataset into an Iceberg schema with field ids and a partition spec', () => {

@@ -1,22 +1,28 @@
-// S3 credentials come from the environment only (FLOE_STORAGE__S3__* for the top-level storage,
-// FLOE_DATASETS__<NAME>__STORAGE__S3__* for a dataset's own) or from the AWS credential chain:
-// one written in the YAML is refused before the environment's overrides are applied.
+// Storage secrets come from the environment only (FLOE_STORAGE__<BACKEND>__* for the top-level
+// storage, FLOE_DATASETS__<NAME>__STORAGE__<BACKEND>__* for a dataset's own), from the AWS
+// credential chain for S3, or vended by the catalog: one written in the YAML is refused before the
+// environment's overrides are applied.
 import { FloeError } from '../errors.ts'
 
-const s3Secrets = ['accessKeyId', 'secretAccessKey', 'sessionToken'] as const
+/** Per backend: its secret keys, and where else the secret may come from. */
+const writtenSecrets = {
+  s3: { keys: ['accessKeyId', 'secretAccessKey', 'sessionToken'], otherwise: 'or use the AWS credential chain' },
+  azure: { keys: ['connectionString'], otherwise: 'or catalog.accessDelegation: vended-credentials' },
+} as const
 
 function upperSnake(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()
 }
 
 function refuseIn(storage: unknown, keyPath: string, variablePrefix: string, source: string): void {
-  const s3 = (storage as { s3?: unknown } | undefined)?.s3
-  if (!s3 || typeof s3 !== 'object') return
-  for (const key of s3Secrets) {
-    if ((s3 as Record<string, unknown>)[key] !== undefined) {
+  for (const [backend, { keys, otherwise }] of Object.entries(writtenSecrets)) {
+    const settings = (storage as Record<string, unknown> | undefined)?.[backend]
+    if (!settings || typeof settings !== 'object') continue
+    for (const key of keys) {
+      if ((settings as Record<string, unknown>)[key] === undefined) continue
       throw new FloeError(
         'CONFIG_INVALID',
-        `${source}: ${keyPath}.s3.${key}: a secret is not written in the configuration file: set ${variablePrefix}__S3__${upperSnake(key)} (or use the AWS credential chain)`,
+        `${source}: ${keyPath}.${backend}.${key}: a secret is not written in the configuration file: set ${variablePrefix}__${backend.toUpperCase()}__${upperSnake(key)} (${otherwise})`,
       )
     }
   }
