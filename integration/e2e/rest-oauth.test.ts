@@ -36,8 +36,8 @@ function oauthEnv(credential = `${auth().clientId}:${auth().clientSecret}`): Nod
 }
 
 /** Every token and SAS the front issued so far. */
-async function issued(): Promise<{ tokens: string[]; sas: string[] }> {
-  return (await (await fetch(auth().issued)).json()) as { tokens: string[]; sas: string[] }
+async function issued(): Promise<{ tokens: string[]; sas: string[]; unprefixed: string[] }> {
+  return (await (await fetch(auth().issued)).json()) as { tokens: string[]; sas: string[]; unprefixed: string[] }
 }
 
 /** The secrets of this run: each SAS whole and its signature alone (the part that grants). */
@@ -117,6 +117,12 @@ describe('the REST catalog behind OAuth 2', { skip: withoutRestAuth(), concurren
       'every worker still runs',
     )
     assert.deepEqual(await leaks(fleet, await secretsOf(fleet)), [])
+    // The front's /v1/config gives a prefix: every call about the fleet's table carried it.
+    const namespace = fleet.table.split('.')[0] ?? ''
+    assert.deepEqual(
+      (await issued()).unprefixed.filter((path) => path.includes(namespace)),
+      [],
+    )
   })
 
   test('a wrong credential: validate names the token endpoint, run stops with one line', async (t) => {

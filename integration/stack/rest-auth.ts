@@ -3,13 +3,14 @@
 // token endpoint (`/v1/oauth/tokens`, the REST spec's) issues client-credentials tokens that
 // expire after a few seconds; a request with no token or an unknown one is answered 401, an
 // expired one 401 or 419 in turn (servers answer either; Floe must renew on both); everything else
-// goes to the real catalog. A loadTable or createTable asked for vended credentials gets a real
-// SAS for Azurite's warehouse container in its `config` and `storage-credentials`, under
-// Iceberg's ADLS keys. `GET /_stack/issued` lists every token and SAS issued, for the tests that
-// grep logs for them. With the S3 server up, paths under `/s3/` go to the REST catalog whose
-// warehouse is on S3 instead, and what they vend is an S3 key under S3FileIO's names. Run as
-// `node rest-auth.ts <stack dir>` by `npm run stack -- up`; its settings come in
-// REST_AUTH_SETTINGS (JSON), never on the command line.
+// goes to the real catalog. Its `/v1/config` adds a prefix to the overrides, which clients put in
+// every catalog path and the front takes out (catalog paths without it are listed). A loadTable
+// or createTable asked for vended credentials gets a real SAS for Azurite's warehouse container
+// in its `config` and `storage-credentials`, under Iceberg's ADLS keys. `GET /_stack/issued` lists
+// every token and SAS issued, for the tests that grep logs for them. With the S3 server up, paths
+// under `/s3/` go to the REST catalog whose warehouse is on S3 instead, and what they vend is an
+// S3 key under S3FileIO's names. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`;
+// its settings come in REST_AUTH_SETTINGS (JSON), never on the command line.
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
@@ -49,6 +50,12 @@ interface Issued {
   serial: number
 }
 
+/**
+ * The prefix the front's `/v1/config` tells clients to put in every catalog path, as catalogs that
+ * serve several warehouses do; the front takes it out again before the fixture sees the path.
+ */
+export const catalogPrefix = 'stack-catalog'
+
 /** A SAS is made again once this old, so a long test sees the client renew it. */
 export const sasRenewSeconds = 20
 const sasLifetimeMs = 60 * 60_000
@@ -76,9 +83,20 @@ function vends(method: string, path: string): boolean {
   return false
 }
 
+/** A table load's answer with the credentials of its backend in `config` and `storage-credentials`. */
+function vended(loaded: JsonObject, to: { prefix: string; config: Record<string, string> }): JsonObject {
+  const given = loaded.config
+  const config = {
+    ...(typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}),
+    ...to.config,
+  }
+  return { ...loaded, config, 'storage-credentials': [{ prefix: to.prefix, config: to.config } as JsonValue] }
+}
+
 export function restAuthServer(settings: RestAuthSettings) {
   const tokens = new Map<string, Issued>()
-  const issued = { tokens: [] as string[], sas: [] as string[] }
+  // `unprefixed`: catalog paths a client sent without the prefix `/v1/config` gave it.
+  const issued = { tokens: [] as string[], sas: [] as string[], unprefixed: [] as string[] }
   let serial = 0
   let sas: { value: string; madeAt: number } | undefined
   const { account, accountKey, blobEndpoint, container } = settings.azurite
@@ -137,19 +155,31 @@ export function restAuthServer(settings: RestAuthSettings) {
   }
 
   /** The backend a path goes to, the path it has there, and what a vending answer carries. */
-  const route = (url: string) => {
+  const route = (given: string) => {
     const s3 = settings.s3
-    if (s3 && (url === s3Prefix || url.startsWith(`${s3Prefix}/`))) {
+    const onS3 = s3 !== undefined && (given === s3Prefix || given.startsWith(`${s3Prefix}/`))
+    const rest = onS3 ? given.slice(s3Prefix.length) || '/' : given
+    const prefixed = rest.startsWith(`/v1/${catalogPrefix}/`)
+    const url = prefixed ? `/v1/${rest.slice(`/v1/${catalogPrefix}/`.length)}` : rest
+    if (onS3) {
       const config = { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey }
-      return { port: s3.backendPort, url: url.slice(s3Prefix.length) || '/', prefix: `s3://${s3.bucket}/`, config }
+      return { port: s3.backendPort, url, prefixed, prefix: `s3://${s3.bucket}/`, config }
     }
-    return { port: settings.backendPort, url, prefix: `abfs://${container}@${host}/`, config: vendedConfig() }
+    return { port: settings.backendPort, url, prefixed, prefix: `abfs://${container}@${host}/`, config: vendedConfig() }
+  }
+
+  /** `/v1/config` as the fixture answers it, with the prefix among its overrides. */
+  const withPrefix = (answer: JsonObject): JsonObject => {
+    const given = answer.overrides
+    const overrides = typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}
+    return { ...answer, overrides: { ...overrides, prefix: catalogPrefix } }
   }
 
   const proxy = async (message: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const body = await bodyOf(message)
     const delegated = /vended-credentials/.test(String(message.headers['x-iceberg-access-delegation'] ?? ''))
-    const rewrite = delegated && vends(message.method ?? '', path)
+    const config = message.method === 'GET' && path === '/v1/config'
+    const rewrite = config || (delegated && vends(message.method ?? '', path))
     const to = route(message.url ?? '/')
     const headers = { ...message.headers, host: `127.0.0.1:${to.port}` }
     const upstream = request({
@@ -168,14 +198,7 @@ export function restAuthServer(settings: RestAuthSettings) {
       }
       // Lossless both ways: the metadata's 63-bit snapshot ids must come through unrounded.
       const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
-      const config = to.config
-      const given = loaded.config
-      loaded.config = {
-        ...(typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}),
-        ...config,
-      }
-      loaded['storage-credentials'] = [{ prefix: to.prefix, config } as JsonValue]
-      const text = stringifyJson(loaded)
+      const text = stringifyJson(config ? withPrefix(loaded) : vended(loaded, to))
       const { 'content-length': _length, 'transfer-encoding': _encoding, ...rest } = answer.headers
       response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(text) })
       response.end(text)
@@ -184,10 +207,12 @@ export function restAuthServer(settings: RestAuthSettings) {
   }
 
   return createServer((message, response) => {
-    const path = new URL(route(message.url ?? '/').url, 'http://127.0.0.1').pathname
+    const routed = route(message.url ?? '/')
+    const path = new URL(routed.url, 'http://127.0.0.1').pathname
     const handle = async () => {
       if (message.method === 'POST' && path === '/v1/oauth/tokens') return issueToken(message, response)
       if (message.method === 'GET' && path === '/_stack/issued') return sendJson(response, 200, issued)
+      if (!routed.prefixed && path.startsWith('/v1/') && path !== '/v1/config') issued.unprefixed.push(path)
       const token = /^Bearer (.+)$/.exec(message.headers.authorization ?? '')?.[1]
       const known = token === undefined ? undefined : tokens.get(token)
       if (known === undefined) return notAuthorized(response, 401, token ? 'unknown token' : 'no token')
