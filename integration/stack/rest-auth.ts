@@ -181,7 +181,9 @@ export function restAuthServer(settings: RestAuthSettings) {
     const config = message.method === 'GET' && path === '/v1/config'
     const rewrite = config || (delegated && vends(message.method ?? '', path))
     const to = route(message.url ?? '/')
-    const headers = { ...message.headers, host: `127.0.0.1:${to.port}` }
+    // An answer the front rewrites must come uncompressed: the fixture gzips for a client that asks.
+    const { 'accept-encoding': _encoding, ...asked } = message.headers
+    const headers = { ...(rewrite ? asked : message.headers), host: `127.0.0.1:${to.port}` }
     const upstream = request({
       host: '127.0.0.1',
       port: to.port,
@@ -197,8 +199,14 @@ export function restAuthServer(settings: RestAuthSettings) {
         return
       }
       // Lossless both ways: the metadata's 63-bit snapshot ids must come through unrounded.
-      const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
-      const text = stringifyJson(config ? withPrefix(loaded) : vended(loaded, to))
+      let text: string
+      try {
+        const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
+        text = stringifyJson(config ? withPrefix(loaded) : vended(loaded, to))
+      } catch {
+        sendJson(response, 502, { error: { message: 'the catalog answered with no JSON', code: 502 } })
+        return
+      }
       const { 'content-length': _length, 'transfer-encoding': _encoding, ...rest } = answer.headers
       response.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(text) })
       response.end(text)
