@@ -84,13 +84,13 @@ function vends(method: string, path: string): boolean {
 }
 
 /** A table load's answer with the credentials of its backend in `config` and `storage-credentials`. */
-function vended(loaded: JsonObject, to: { prefix: string; config: Record<string, string> }): JsonObject {
+function vended(loaded: JsonObject, prefix: string, credentials: Record<string, string>): JsonObject {
   const given = loaded.config
   const config = {
     ...(typeof given === 'object' && given !== null && !Array.isArray(given) ? given : {}),
-    ...to.config,
+    ...credentials,
   }
-  return { ...loaded, config, 'storage-credentials': [{ prefix: to.prefix, config: to.config } as JsonValue] }
+  return { ...loaded, config, 'storage-credentials': [{ prefix, config: credentials } as JsonValue] }
 }
 
 export function restAuthServer(settings: RestAuthSettings) {
@@ -154,7 +154,10 @@ export function restAuthServer(settings: RestAuthSettings) {
     })
   }
 
-  /** The backend a path goes to, the path it has there, and what a vending answer carries. */
+  /**
+   * The backend a path goes to, the path it has there, and what a vending answer carries (made
+   * only when an answer vends: a SAS is issued on demand and counted).
+   */
   const route = (given: string) => {
     const s3 = settings.s3
     const onS3 = s3 !== undefined && (given === s3Prefix || given.startsWith(`${s3Prefix}/`))
@@ -162,10 +165,16 @@ export function restAuthServer(settings: RestAuthSettings) {
     const prefixed = rest.startsWith(`/v1/${catalogPrefix}/`)
     const url = prefixed ? `/v1/${rest.slice(`/v1/${catalogPrefix}/`.length)}` : rest
     if (onS3) {
-      const config = { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey }
-      return { port: s3.backendPort, url, prefixed, prefix: `s3://${s3.bucket}/`, config }
+      const credentials = () => ({ 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey })
+      return { port: s3.backendPort, url, prefixed, prefix: `s3://${s3.bucket}/`, credentials }
     }
-    return { port: settings.backendPort, url, prefixed, prefix: `abfs://${container}@${host}/`, config: vendedConfig() }
+    return {
+      port: settings.backendPort,
+      url,
+      prefixed,
+      prefix: `abfs://${container}@${host}/`,
+      credentials: vendedConfig,
+    }
   }
 
   /** `/v1/config` as the fixture answers it, with the prefix among its overrides. */
@@ -175,12 +184,16 @@ export function restAuthServer(settings: RestAuthSettings) {
     return { ...answer, overrides: { ...overrides, prefix: catalogPrefix } }
   }
 
-  const proxy = async (message: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
+  const proxy = async (
+    message: IncomingMessage,
+    response: ServerResponse,
+    to: ReturnType<typeof route>,
+    path: string,
+  ): Promise<void> => {
     const body = await bodyOf(message)
     const delegated = /vended-credentials/.test(String(message.headers['x-iceberg-access-delegation'] ?? ''))
-    const config = message.method === 'GET' && path === '/v1/config'
-    const rewrite = config || (delegated && vends(message.method ?? '', path))
-    const to = route(message.url ?? '/')
+    const configRequest = message.method === 'GET' && path === '/v1/config'
+    const rewrite = configRequest || (delegated && vends(message.method ?? '', path))
     // An answer the front rewrites must come uncompressed: the fixture gzips for a client that asks.
     const { 'accept-encoding': _encoding, ...asked } = message.headers
     const headers = { ...(rewrite ? asked : message.headers), host: `127.0.0.1:${to.port}` }
@@ -202,7 +215,7 @@ export function restAuthServer(settings: RestAuthSettings) {
       let text: string
       try {
         const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
-        text = stringifyJson(config ? withPrefix(loaded) : vended(loaded, to))
+        text = stringifyJson(configRequest ? withPrefix(loaded) : vended(loaded, to.prefix, to.credentials()))
       } catch {
         sendJson(response, 502, { error: { message: 'the catalog answered with no JSON', code: 502 } })
         return
@@ -226,7 +239,7 @@ export function restAuthServer(settings: RestAuthSettings) {
       if (known === undefined) return notAuthorized(response, 401, token ? 'unknown token' : 'no token')
       if (Date.now() >= known.expiresAt)
         return notAuthorized(response, known.serial % 2 ? 419 : 401, 'the token has expired')
-      return proxy(message, response, path)
+      return proxy(message, response, routed, path)
     }
     handle().catch(() => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: 'auth front failed', code: 500 } })
