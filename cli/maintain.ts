@@ -6,7 +6,7 @@
 // workers: the removal asserts `main` and plans again when a round commits in between.
 import { parseArgs } from 'node:util'
 import { openCatalog } from '../shared/catalog/index.ts'
-import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { type ExpireResult, expireSnapshots } from '../shared/iceberg/maintenance/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
@@ -78,8 +78,7 @@ export async function runMaintain(args: MaintainArguments | { error: string }, i
 
 async function maintain(config: FloeConfig, dataset: DatasetConfig, dryRun: boolean, timeoutMs: number) {
   const storage = storageOf(config, dataset)
-  const catalogName =
-    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+  const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
     openCatalog(catalogConfigOf(config, storage)),
   )

@@ -7,7 +7,7 @@
 // its next round would not be contiguous with the rewound marker.
 import { randomUUID } from 'node:crypto'
 import { type Catalog, openCatalog } from '../shared/catalog/index.ts'
-import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { appendFiles } from '../shared/iceberg/commit/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
@@ -149,8 +149,7 @@ async function rewind(
 ): Promise<number> {
   const { stdout, stderr, timeoutMs } = io
   const kafka = `kafka ${config.kafka.brokers.join(',')}`
-  const catalogName =
-    config.catalog.type === 'rest' ? `catalog ${config.catalog.uri}` : `catalog ${config.catalog.path}`
+  const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const group = datasetGroup(config, dataset.name)
   const topic = dataset.topic
   const admin = new KafkaAdmin(kafkaConnectionOf(config, 'rewind', timeoutMs))
