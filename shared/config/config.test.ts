@@ -59,6 +59,7 @@ describe('the configuration file', () => {
     )
     assert.equal(config.ingestion.wal.encoderThreads, availableParallelism())
     assert.equal(config.metrics.port, 9464)
+    assert.deepEqual(config.maintenance, { maxSnapshotAgeHours: 120, minSnapshotsToKeep: 1 })
   })
 
   test('a dataset without storage of its own uses the top-level storage', () => {

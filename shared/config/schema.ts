@@ -317,7 +317,8 @@ export const configSchema = z
     storage: storageSchema,
     ingestion: ingestionSchema,
     datasets: z.array(datasetSchema).min(1, 'configure at least one dataset'),
-    maintenance: maintenanceSchema.default({ maxSnapshotAgeHours: 120, minSnapshotsToKeep: 1 }),
+    // prefault: an absent section is parsed as {}, so its keys' own defaults apply (written once).
+    maintenance: maintenanceSchema.prefault({}),
     metrics: z
       .object({ port: z.preprocess(numeric, z.number().int().min(0).max(65535)).default(9464) })
       .strict()

@@ -135,10 +135,8 @@ async function manifestsOf(storage: ObjectStorage, snapshots: readonly Snapshot[
 export async function unreachableFiles(storage: ObjectStorage, plan: ExpiryPlan): Promise<UnreachableFiles> {
   const kept = await manifestsOf(storage, plan.retain)
   const candidates = [...(await manifestsOf(storage, plan.expire))].filter((path) => !kept.has(path))
-  const files = emptyFiles()
-  files.manifestLists = plan.expire.map((s) => s['manifest-list'])
-  files.manifests = candidates
-  if (candidates.length === 0) return files
+  const manifestLists = plan.expire.map((s) => s['manifest-list'])
+  if (candidates.length === 0) return { ...emptyFiles(), manifestLists }
   const keptData = new Set<string>()
   for (const path of kept) {
     for (const entry of readManifest(await read(storage, path)).entries) keptData.add(entry.dataFile.filePath)
@@ -149,9 +147,8 @@ export async function unreachableFiles(storage: ObjectStorage, plan: ExpiryPlan)
       if (!keptData.has(dataFile.filePath)) data.set(dataFile.filePath, dataFile.fileSizeInBytes)
     }
   }
-  files.dataFiles = [...data.keys()]
-  files.dataBytes = [...data.values()].reduce((sum, bytes) => sum + bytes, 0n)
-  return files
+  const dataBytes = [...data.values()].reduce((sum, bytes) => sum + bytes, 0n)
+  return { manifestLists, manifests: candidates, dataFiles: [...data.keys()], dataBytes }
 }
 
 async function read(storage: ObjectStorage, location: string): Promise<Uint8Array> {
