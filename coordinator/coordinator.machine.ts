@@ -21,11 +21,11 @@ import {
   type EndRoundOutput,
   failureSummary,
   type Phase,
-  type PhaseDurations,
+  phaseDurations,
   type RoundOutcome,
-  type RoundTiming,
   type StartRoundInput,
   type StartRoundOutput,
+  zeroTiming,
 } from './machine-types.ts'
 import {
   answeredPartitions,
@@ -40,17 +40,6 @@ import {
 
 function notProvided(name: string): never {
   throw new FloeError('CONFIG_INVALID', `coordinator actor ${name} was not provided: use coordinatorMachine.provide`)
-}
-
-const zeroTiming: RoundTiming = { startedAt: 0, endedAt: 0, collectedAt: 0, committedAt: 0 }
-
-function durations(timing: RoundTiming, ackedAt: number): PhaseDurations {
-  return {
-    openMs: timing.endedAt - timing.startedAt,
-    collectingMs: timing.collectedAt - timing.endedAt,
-    committingMs: timing.committedAt - timing.collectedAt,
-    ackingMs: ackedAt - timing.committedAt,
-  }
 }
 
 export const coordinatorMachine = setup({
@@ -387,7 +376,7 @@ export const coordinatorMachine = setup({
               type: 'round.completed',
               commitId,
               outcome,
-              phases: durations(context.timing, ackedAt),
+              phases: phaseDurations(context.timing, ackedAt),
               totalMs: ackedAt - context.timing.startedAt,
             })
           }),

@@ -194,3 +194,15 @@ export function failureSummary(error: unknown): FailureSummary {
     ? { code: error.code, retryable: error.retryable, message: error.message }
     : { code: undefined, retryable: false, message: messageOf(error) }
 }
+
+export const zeroTiming: RoundTiming = { startedAt: 0, endedAt: 0, collectedAt: 0, committedAt: 0 }
+
+/** How long each phase of a round took, from its timing and the moment it was ACKed. */
+export function phaseDurations(timing: RoundTiming, ackedAt: number): PhaseDurations {
+  return {
+    openMs: timing.endedAt - timing.startedAt,
+    collectingMs: timing.collectedAt - timing.endedAt,
+    committingMs: timing.committedAt - timing.collectedAt,
+    ackingMs: ackedAt - timing.committedAt,
+  }
+}
