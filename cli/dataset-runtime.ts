@@ -14,7 +14,7 @@ import {
 import type { ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
-import { currentSchema, defaultSpec } from '../shared/iceberg/metadata/index.ts'
+import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
@@ -22,7 +22,7 @@ import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { datasetGroup, storageOf } from './servers.ts'
-import { dataLocationOf, ensureDatasetTable, tableIdentifier } from './tables.ts'
+import { ensureDatasetTable, tableIdentifier } from './tables.ts'
 import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
@@ -113,7 +113,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     table: {
       schema: currentSchema(loaded.metadata),
       spec: defaultSpec(loaded.metadata),
-      dataLocation: dataLocationOf(loaded.metadata),
+      dataLocation: dataDirectory(loaded.metadata),
       offsets: async () => {
         const { metadata } = await catalog.loadTable(identifier)
         return readProgress(metadata, group).get(dataset.topic) ?? new Map()

@@ -114,8 +114,3 @@ export function checkTableSchema(dataset: DatasetConfig, metadata: TableMetadata
     }
   }
 }
-
-/** Where a table's data files go: its `write.data.path`, else `<location>/data`. */
-export function dataLocationOf(metadata: TableMetadata): string {
-  return metadata.properties['write.data.path'] ?? `${metadata.location}/data`
-}

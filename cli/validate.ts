@@ -6,10 +6,11 @@
 // It changes nothing: a missing table is reported as one the first run creates.
 import { type Catalog, type LoadedTable, openCatalog, vendedCredentialsOf } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
+import { dataDirectory } from '../shared/iceberg/metadata/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
-import { checkTableSchema, dataLocationOf, tableIdentifier } from './tables.ts'
+import { checkTableSchema, tableIdentifier } from './tables.ts'
 
 export interface Check {
   what: string
@@ -94,7 +95,7 @@ async function checkDataset(
   })
   // Where the worker uploads: the table's data location, or the one its first run will give it.
   const location = table
-    ? dataLocationOf(table.metadata)
+    ? dataDirectory(table.metadata)
     : (dataset.tableProperties['write.data.path'] ?? config.catalog.warehouse)
   const kind = (dataset.storage ?? config.storage).type
   // A dataset without storage of its own holds the top-level one (load.ts), the same object.

@@ -59,7 +59,15 @@ describe('the configuration file', () => {
     )
     assert.equal(config.ingestion.wal.encoderThreads, availableParallelism())
     assert.equal(config.metrics.port, 9464)
-    assert.deepEqual(config.maintenance, { maxSnapshotAgeHours: 120, minSnapshotsToKeep: 1 })
+    assert.deepEqual(config.maintenance, {
+      enabled: false,
+      intervalMinutes: 60,
+      maxSnapshotAgeHours: 120,
+      minSnapshotsToKeep: 1,
+      targetFileSizeBytes: 128 * 1024 * 1024,
+      minInputFiles: 5,
+      orphanAgeHours: 72,
+    })
   })
 
   test('a dataset without storage of its own uses the top-level storage', () => {

@@ -270,15 +270,32 @@ export const ingestionSchema = z
   .strict()
 
 /**
- * Table maintenance (`floe maintain`): the snapshot history a table keeps. Defaults are Iceberg's
- * own (history.expire.max-snapshot-age-ms: 5 days; min-snapshots-to-keep: 1).
+ * Table maintenance (`floe maintain`, and the coordinator between rounds when enabled): the
+ * snapshot history a table keeps, the size small files are compacted to, and when a file nothing
+ * references counts as an orphan. Defaults are Iceberg's own where it has one
+ * (history.expire.max-snapshot-age-ms: 5 days; min-snapshots-to-keep: 1; write.target-file-size-bytes:
+ * 512 MiB, smaller here because a streamed table's partitions rarely reach it; rewrite_data_files'
+ * min-input-files: 5; remove_orphan_files' older_than: 3 days).
  */
 export const maintenanceSchema = z
   .object({
+    /** The coordinator of each dataset runs maintenance between rounds, every intervalMinutes. */
+    enabled: z.boolean().default(false),
+    intervalMinutes: positive.default(60),
     /** A snapshot older than this may be expired. */
     maxSnapshotAgeHours: positive.default(120),
     /** Each branch keeps at least this many of its newest snapshots, whatever their age. */
     minSnapshotsToKeep: positiveInt.default(1),
+    /** Compaction writes files of about this size; files under three quarters of it are small. */
+    targetFileSizeBytes: positiveInt.default(128 * 1024 * 1024),
+    /** A partition is compacted once it holds at least this many small files. */
+    minInputFiles: z.preprocess(numeric, z.number().int().min(2)).default(5),
+    /**
+     * A file under the table's location that no snapshot or metadata file references is deleted
+     * once older than this. An uploaded file waits for its round's commit, so the configuration
+     * refuses an age under twenty rounds (commit interval plus commit timeout).
+     */
+    orphanAgeHours: positive.default(72),
   })
   .strict()
 
@@ -329,6 +346,16 @@ export const configSchema = z
       .default({ level: 'info' }),
   })
   .strict()
+  .refine(
+    (c) =>
+      c.maintenance.orphanAgeHours * 3600 >=
+      20 * (c.ingestion.commitIntervalSeconds + c.ingestion.commitTimeoutSeconds),
+    {
+      error:
+        'must be at least twenty rounds (20 x (commitIntervalSeconds + commitTimeoutSeconds)): a younger file may be an upload still waiting for its commit',
+      path: ['maintenance', 'orphanAgeHours'],
+    },
+  )
 
 export type FloeConfigInput = z.input<typeof configSchema>
 export type RawKafkaConfig = z.output<typeof kafkaSchema>

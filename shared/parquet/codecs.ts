@@ -1,11 +1,19 @@
 // Page compression codecs, named as Iceberg's `write.parquet.compression-codec` names them.
 // hyparquet-writer compresses pages through synchronous functions it is handed (it has only
 // snappy built in), so zstd, gzip and brotli come from node:zlib here, and LZ4_RAW from ./lz4.ts.
-import { brotliCompressSync, constants, gzipSync, zstdCompressSync } from 'node:zlib'
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  constants,
+  gunzipSync,
+  gzipSync,
+  zstdCompressSync,
+  zstdDecompressSync,
+} from 'node:zlib'
 import type { ParquetWriter } from 'hyparquet-writer'
 import type { Compressors } from 'hyparquet-writer/src/types.js'
 import { FloeError } from '../errors.ts'
-import { lz4RawCompress } from './lz4.ts'
+import { lz4RawCompress, lz4RawDecompress } from './lz4.ts'
 
 export type DataFileCodec = 'zstd' | 'snappy' | 'gzip' | 'brotli' | 'lz4' | 'uncompressed'
 
@@ -19,6 +27,17 @@ const levelRanges = {
   zstd: { min: 1, max: 22, default: 3 },
   gzip: { min: 0, max: 9, default: 6 },
   brotli: { min: 0, max: 11, default: 4 },
+} as const
+
+/**
+ * The reverse for hyparquet, which reads only snappy by itself: every codec Floe writes, so a
+ * file Floe wrote (or any writer using these codecs) can be read back, as compaction does.
+ */
+export const pageDecompressors = {
+  ZSTD: (input: Uint8Array) => zstdDecompressSync(input),
+  GZIP: (input: Uint8Array) => gunzipSync(input),
+  BROTLI: (input: Uint8Array) => brotliDecompressSync(input),
+  LZ4_RAW: lz4RawDecompress,
 } as const
 
 export function pageCompressionFor(codec: DataFileCodec, level?: number): PageCompression {

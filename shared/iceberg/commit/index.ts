@@ -1,5 +1,6 @@
 // Committing to an Iceberg table: one atomic append per call, with the re-check, conflict and
-// unknown-outcome handling of docs/design.md's invariants. Files not re-exported here are internal.
+// unknown-outcome handling of docs/design.md's invariants, and one atomic replace (compaction).
+// Files not re-exported here are internal.
 export {
   type AppendContent,
   type AppendRequest,
@@ -7,5 +8,6 @@ export {
   appendFiles,
   findCommittedSnapshot,
 } from './append.ts'
+export { type ReplaceGroup, type ReplaceRequest, type ReplaceResult, replaceFiles } from './replace.ts'
 export { backoffMs, type RetryPolicy, retryPolicy } from './retry.ts'
-export { appendSummary } from './summary.ts'
+export { appendSummary, partitionKey, replaceSummary } from './summary.ts'

@@ -22,6 +22,7 @@ import {
   nextSequenceNumber,
   refSnapshotId,
   type Snapshot,
+  type SnapshotSummary,
   snapshotById,
   specById,
   type TableMetadata,
@@ -109,15 +110,43 @@ export async function writeAppendSnapshot(input: {
   attempt: number
   now: number
 }): Promise<SnapshotToCommit> {
-  const { storage, metadata, snapshotId, newFiles } = input
-  const parentId = refSnapshotId(metadata)
-  const parent = parentId === null ? undefined : snapshotById(metadata, parentId)
-  const sequenceNumber = nextSequenceNumber(metadata)
+  const { storage, metadata } = input
+  const parent = parentOf(metadata)
   const parentManifests = parent ? readManifestList(await storage.get(parent['manifest-list'])).manifests : []
+  const summary: SnapshotSummary = {
+    operation: 'append',
+    ...appendSummary(input.newFiles.files, parent?.summary, input.summary),
+  }
+  return writeSnapshot({ ...input, manifests: [...input.newFiles.manifests, ...parentManifests], summary })
+}
 
+/** The snapshot `main` points at, if any. */
+export function parentOf(metadata: TableMetadata): Snapshot | undefined {
+  const parentId = refSnapshotId(metadata)
+  return parentId === null ? undefined : snapshotById(metadata, parentId)
+}
+
+/**
+ * Writes a snapshot on top of `main` whose manifest list holds `manifests` (this commit's own
+ * first, then the ones it keeps from the parent), merged as the table's `commit.manifest.*`
+ * properties say, as every Iceberg operation does, so no kind of commit lets manifests pile up.
+ */
+export async function writeSnapshot(input: {
+  storage: ObjectStorage
+  metadata: TableMetadata
+  snapshotId: bigint
+  manifests: readonly ManifestFile[]
+  /** The whole summary, `operation` included. */
+  summary: Readonly<SnapshotSummary>
+  attempt: number
+  now: number
+}): Promise<SnapshotToCommit> {
+  const { storage, metadata, snapshotId } = input
+  const parentId = refSnapshotId(metadata)
+  const sequenceNumber = nextSequenceNumber(metadata)
   const attemptObjects: string[] = []
   const plan = planManifestMerge({
-    manifests: [...newFiles.manifests, ...parentManifests],
+    manifests: input.manifests,
     snapshotId,
     policy: manifestMergePolicy(metadata.properties),
   })
@@ -151,14 +180,13 @@ export async function writeAppendSnapshot(input: {
   )
   attemptObjects.push(listLocation)
 
-  const summary = appendSummary(newFiles.files, parent?.summary, input.summary)
   const snapshot: Snapshot = {
     'snapshot-id': snapshotId,
     ...(parentId === null ? {} : { 'parent-snapshot-id': parentId }),
     'sequence-number': sequenceNumber,
     'timestamp-ms': Math.max(input.now, metadata['last-updated-ms']),
     'manifest-list': listLocation,
-    summary: { operation: 'append', ...summary },
+    summary: { ...input.summary },
     'schema-id': metadata['current-schema-id'],
   }
   return { snapshot, attemptObjects }

@@ -1,5 +1,8 @@
-// Table maintenance that runs beside a writer: snapshot expiry with the deletion of what only the
-// expired snapshots reached. Files not re-exported here are internal to shared/iceberg/maintenance.
+// Table maintenance that runs beside a writer: compaction of small files, snapshot expiry with the
+// deletion of what only the expired snapshots reached, orphan cleanup, and one run of all three.
+// Files not re-exported here are internal to shared/iceberg/maintenance.
+export { type CompactionProgress, type CompactRequest, type CompactResult, compactTable } from './compact.ts'
+export { type CompactionGroup, type CompactionPlan, type CompactionPolicy, planCompaction } from './compaction-plan.ts'
 export {
   type ExpireRequest,
   type ExpireResult,
@@ -8,3 +11,4 @@ export {
   unreachableFiles,
 } from './expire.ts'
 export { type ExpiryPlan, planSnapshotExpiry, type SnapshotRetention } from './expiry-plan.ts'
+export { type MaintainRequest, type MaintenancePolicy, type MaintenanceReport, maintainTable } from './maintain.ts'

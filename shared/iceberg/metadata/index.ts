@@ -10,7 +10,7 @@ export type {
   UnboundPartitionSpec,
 } from './changes.ts'
 export { assignFreshIds, type FreshSchema, type NewTableMetadataOptions, newTableMetadata } from './create.ts'
-export { metadataDirectory, metadataFileLocation, metadataFileVersion } from './location.ts'
+export { dataDirectory, metadataDirectory, metadataFileLocation, metadataFileVersion } from './location.ts'
 export {
   ancestorsOf,
   ancestorsOfRef,

@@ -13,6 +13,12 @@ export function metadataDirectory(metadata: { location: string; properties: Reco
   return configured ? trimSlashes(configured) : `${trimSlashes(metadata.location)}/metadata`
 }
 
+/** `write.data.path` if the table sets it, else `<location>/data`: where its data files go. */
+export function dataDirectory(metadata: { location: string; properties: Record<string, string> }): string {
+  const configured = metadata.properties['write.data.path']
+  return configured ? trimSlashes(configured) : `${trimSlashes(metadata.location)}/data`
+}
+
 export function metadataFileLocation(
   metadata: { location: string; properties: Record<string, string> },
   version: number,
