@@ -1,6 +1,6 @@
 // Keeping control messages small. A WRITE-STATUS with many files (hundreds of Iceberg partitions,
 // wide schemas with bounds per column) can reach megabytes: the Iceberg Kafka Connect sink has
-// met 7 MB control messages (databricks/iceberg-kafka-connect#297), over Kafka's default 1 MB
+// met 7 MB control messages, its users report, over Kafka's default 1 MB
 // message limit. Past a threshold the file list goes to object storage beside the table, and the
 // message carries its location and count.
 import { randomUUID } from 'node:crypto'

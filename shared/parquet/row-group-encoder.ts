@@ -100,7 +100,7 @@ export class RowGroupEncoder {
       // hyparquet-writer's statistics only where this module does not compute them
       statistics: statistics && flatStatistics[index] === undefined,
       // hyparquet-writer would RLE-encode boolean pages; Iceberg's vectorized Spark reader reads
-      // v2 data pages only when PLAIN or dictionary-encoded (apache/iceberg#2749), so booleans stay
+      // v2 data pages only when PLAIN or dictionary-encoded (it refuses others), so booleans stay
       // PLAIN (bit-packed, the same size before compression). Nested booleans keep RLE: forcing
       // PLAIN there would also turn off dictionaries for their sibling leaves.
       encoding: column.type === 'boolean' ? ('PLAIN' as const) : undefined,

@@ -4,7 +4,7 @@
 // what Iceberg Java writes (WriteWithIcebergJava.java), as it must to merge other engines' manifests.
 //
 // The spec leaves out fixed[L] partition fields: Iceberg Java up to 1.11 writes and reads Avro
-// `fixed` values with a length prefix (apache/iceberg#17501), so a spec-correct fixed partition
+// `fixed` values with a length prefix (a known bug of its Avro codec), so a spec-correct fixed partition
 // value, which pyiceberg reads, breaks Java's reader. manifest-interop.test.ts covers it.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
