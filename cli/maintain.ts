@@ -1,13 +1,21 @@
-// `floe maintain`: table maintenance by hand, once. Today that is snapshot expiry: each dataset's
-// table drops the snapshots older than `maintenance.maxSnapshotAgeHours` beyond
-// `maintenance.minSnapshotsToKeep`, and the files only they reached are deleted. The newest
-// snapshot carrying each group's progress marker is kept whatever its age (docs/design.md
-// invariant 8), so Floe's progress stays where its own snapshots put it. Safe beside running
-// workers: the removal asserts `main` and plans again when a round commits in between.
+// `floe maintain`: table maintenance by hand, once, for each dataset's table: compaction of small
+// files into files of `maintenance.targetFileSizeBytes` (one replace commit), then expiry of the
+// snapshots older than `maintenance.maxSnapshotAgeHours` beyond `maintenance.minSnapshotsToKeep`,
+// with the files only they reached. The newest snapshot carrying each group's progress marker is
+// kept whatever its age (docs/design.md invariant 8), and the table's properties are never
+// touched, so Floe's progress stays where its own snapshots put it. Safe beside running workers:
+// every step asserts `main` and plans again when a round commits in between. Progress goes to
+// stderr as it happens, one line per dataset and step to stdout at the end.
 import { parseArgs } from 'node:util'
 import { openCatalog } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
-import { type ExpireResult, expireSnapshots } from '../shared/iceberg/maintenance/index.ts'
+import {
+  type CompactionProgress,
+  type CompactResult,
+  type ExpireResult,
+  maintainTable,
+  maintenancePolicyOf,
+} from '../shared/iceberg/maintenance/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
 import { catalogConfigOf, configFor, type Output, reach, reasonOf, storageOf } from './servers.ts'
@@ -66,8 +74,10 @@ export async function runMaintain(args: MaintainArguments | { error: string }, i
   }
   let code = 0
   for (const dataset of datasets) {
+    const progress = (step: CompactionProgress) =>
+      stderr.write(`floe maintain: dataset ${dataset.name}: ${describeProgress(step)}\n`)
     try {
-      stdout.write(`${await maintain(config, dataset, args.dryRun, io.timeoutMs ?? 30_000)}\n`)
+      stdout.write(`${await maintain(config, dataset, args.dryRun, io.timeoutMs ?? 30_000, progress)}\n`)
     } catch (error) {
       stderr.write(`floe maintain: dataset ${dataset.name}: ${isFloeError(error) ? error.message : reasonOf(error)}\n`)
       code = 1
@@ -76,7 +86,13 @@ export async function runMaintain(args: MaintainArguments | { error: string }, i
   return code
 }
 
-async function maintain(config: FloeConfig, dataset: DatasetConfig, dryRun: boolean, timeoutMs: number) {
+async function maintain(
+  config: FloeConfig,
+  dataset: DatasetConfig,
+  dryRun: boolean,
+  timeoutMs: number,
+  onProgress: (step: CompactionProgress) => void,
+): Promise<string> {
   const storage = storageOf(config, dataset)
   const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
@@ -87,19 +103,47 @@ async function maintain(config: FloeConfig, dataset: DatasetConfig, dryRun: bool
     if (!(await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(table)))) {
       return `dataset ${dataset.name}: table ${dataset.table} does not exist yet, nothing to maintain`
     }
-    const { maxSnapshotAgeHours, minSnapshotsToKeep } = config.maintenance
-    const result = await expireSnapshots({
+    const report = await maintainTable({
       catalog,
       storage,
       table,
-      retention: { maxSnapshotAgeMs: maxSnapshotAgeHours * 3_600_000, minSnapshotsToKeep },
+      policy: maintenancePolicyOf(config.maintenance),
       keep: markerSnapshots,
       dryRun,
+      onProgress,
     })
-    return describeExpiry(dataset, result, dryRun)
+    return [
+      describeCompaction(dataset, report.compaction, dryRun),
+      describeExpiry(dataset, report.expiry, dryRun),
+    ].join('\n')
   } finally {
     await catalog.close().catch(() => {})
   }
+}
+
+function describeProgress(step: CompactionProgress): string {
+  switch (step.step) {
+    case 'rewriting':
+      return `partition ${step.partition}: rewriting ${step.files} file(s) of ${step.bytes} bytes`
+    case 'written':
+      return `partition ${step.partition}: wrote ${step.files} file(s) of ${step.bytes} bytes`
+    case 'committing':
+      return `committing the rewrite of ${step.partitions} partition(s) into ${step.files} file(s)`
+  }
+}
+
+/** The compaction's line: files rewritten and written, and the table's live files before and after. */
+export function describeCompaction(dataset: DatasetConfig, result: CompactResult, dryRun: boolean): string {
+  const head = `dataset ${dataset.name} (table ${dataset.table}):`
+  const skipped = result.skipped.map(
+    (s) => `; skipped ${s.partition === '*' ? 'all' : `partition ${s.partition}`}: ${s.reason}`,
+  )
+  const live = `live data files ${result.filesBefore} -> ${result.filesAfter}, ${result.bytesBefore} -> ${result.bytesAfter} bytes`
+  if (result.filesRewritten === 0)
+    return `${head} ${result.filesBefore} live data file(s), none to compact${skipped.join('')}`
+  const what = `${result.filesRewritten} file(s) of ${result.partitionsRewritten} partition(s) into ${result.filesWritten}`
+  if (dryRun) return `${head} dry run: would compact ${what} (estimated); ${live}${skipped.join('')}`
+  return `${head} compacted ${what}; ${live}${skipped.join('')}`
 }
 
 /** One line per dataset: the snapshots before and after, and the files deleted. */

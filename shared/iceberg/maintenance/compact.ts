@@ -96,7 +96,7 @@ export async function compactTable(request: CompactRequest): Promise<CompactResu
   try {
     for (const group of plan.groups) {
       request.signal?.throwIfAborted()
-      const { partitionKey: partition } = group
+      const partition = partitionName(metadata, group)
       request.onProgress?.({ step: 'rewriting', partition, files: group.files.length, bytes: group.bytes })
       try {
         const added = await rewriteGroup(storage, metadata, group, policy.targetFileSizeBytes, workDirectory)
@@ -105,7 +105,7 @@ export async function compactTable(request: CompactRequest): Promise<CompactResu
         request.onProgress?.({ step: 'written', partition, files: added.length, bytes })
       } catch (error) {
         if (!isFloeError(error, 'CONVERSION_FAILED')) throw error
-        result.skipped.push({ partition: group.partitionKey, reason: messageOf(error) })
+        result.skipped.push({ partition, reason: messageOf(error) })
       }
     }
   } catch (error) {
@@ -145,7 +145,10 @@ export async function compactTable(request: CompactRequest): Promise<CompactResu
   await deleteAdded(storage, replaced.dropped)
   for (const w of written) {
     if (replaced.dropped.includes(w.swap)) {
-      result.skipped.push({ partition: w.group.partitionKey, reason: 'its files changed during the rewrite' })
+      result.skipped.push({
+        partition: partitionName(metadata, w.group),
+        reason: 'its files changed during the rewrite',
+      })
     }
   }
   const committed = written.filter((w) => replaced.committed.includes(w.swap))
@@ -155,6 +158,14 @@ export async function compactTable(request: CompactRequest): Promise<CompactResu
     committed.map((w) => w.group),
     committed.map((w) => w.swap.added),
   )
+}
+
+/** A partition as its files' path names it (`day=2026-11-28`), with the spec when it is not the default. */
+function partitionName(metadata: TableMetadata, group: CompactionGroup): string {
+  const spec = specById(metadata, group.specId)
+  const path = spec ? partitionPath(spec, currentSchema(metadata), group.partition) : group.partitionKey
+  const name = path === '' ? 'unpartitioned' : path
+  return group.specId === metadata['default-spec-id'] ? name : `${name} (spec ${group.specId})`
 }
 
 /** The live files of main, oldest first, and how many live delete files it has. */

@@ -17,7 +17,7 @@ export interface CompactionPolicy {
 export interface CompactionGroup {
   specId: number
   partition: StructValue
-  /** Identifies the partition (spec and values) in logs and results. */
+  /** Identifies the partition: its spec and values. */
   partitionKey: string
   files: ContentFile[]
   bytes: bigint

@@ -11,4 +11,11 @@ export {
   unreachableFiles,
 } from './expire.ts'
 export { type ExpiryPlan, planSnapshotExpiry, type SnapshotRetention } from './expiry-plan.ts'
-export { type MaintainRequest, type MaintenancePolicy, type MaintenanceReport, maintainTable } from './maintain.ts'
+export {
+  type MaintainRequest,
+  type MaintenancePolicy,
+  type MaintenanceReport,
+  type MaintenanceSettings,
+  maintainTable,
+  maintenancePolicyOf,
+} from './maintain.ts'

@@ -16,6 +16,24 @@ export interface MaintenancePolicy {
   retention: SnapshotRetention
 }
 
+/** The operator's settings (the `maintenance` section of the configuration), in its units. */
+export interface MaintenanceSettings {
+  maxSnapshotAgeHours: number
+  minSnapshotsToKeep: number
+  targetFileSizeBytes: number
+  minInputFiles: number
+}
+
+export function maintenancePolicyOf(settings: MaintenanceSettings): MaintenancePolicy {
+  return {
+    compaction: { targetFileSizeBytes: settings.targetFileSizeBytes, minInputFiles: settings.minInputFiles },
+    retention: {
+      maxSnapshotAgeMs: settings.maxSnapshotAgeHours * 3_600_000,
+      minSnapshotsToKeep: settings.minSnapshotsToKeep,
+    },
+  }
+}
+
 export interface MaintainRequest {
   catalog: Catalog
   storage: ObjectStorage
