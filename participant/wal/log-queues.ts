@@ -13,11 +13,12 @@ export class LogQueues {
   #writeTail: Promise<unknown> = Promise.resolve()
   #readyTail: Promise<unknown> = Promise.resolve()
   readonly #dir: string
-  readonly #closedError: () => FloeError
+  readonly #owner: Readonly<Record<string, unknown>>
 
-  constructor(dir: string, closedError: () => FloeError) {
+  /** `owner` names the log in the error of a call after close (its topic, its partition). */
+  constructor(dir: string, owner: Readonly<Record<string, unknown>>) {
     this.#dir = dir
-    this.#closedError = closedError
+    this.#owner = owner
   }
 
   get state(): LogState {
@@ -94,6 +95,10 @@ export class LogQueues {
     this.#writeTail = done.catch(() => {})
     this.#readyTail = this.#writeTail
     return done
+  }
+
+  #closedError(): FloeError {
+    return new FloeError('INVARIANT_BROKEN', 'WAL used after it was closed', { details: { ...this.#owner } })
   }
 
   #assertOpen(): void {

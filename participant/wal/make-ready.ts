@@ -6,33 +6,28 @@
 // A crash anywhere leaves either only active files and orphan sidecars, or a rotation whose
 // `.parquet`/`.json` pairs are partly complete: recovery deletes both kinds whole.
 import { join } from 'node:path'
-import type { DataFile, PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
-import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { type DataFileMetrics, toDataFile } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, writeFileDurably } from './durable.ts'
 import { readyFileName } from './names.ts'
-import type { OpenSegment } from './open-segments.ts'
-import { encodeSidecar } from './sidecar.ts'
+import type { OpenSegment, TableContext } from './open-segments.ts'
+import { encodeSidecar, type SidecarFile } from './sidecar.ts'
 import type { ReadySegment } from './types.ts'
 
-export interface RotationContext {
-  dir: string
+/** The Kafka records a rotation's files hold: the range `[start, end)` of one partition. */
+export interface RotationRange {
   topic: string
   partition: number
-  schema: Schema
-  spec: PartitionSpec
-  partitioner: Partitioner
-  partitionType: StructType
-  fieldTypes: ReadonlyMap<number, PrimitiveType>
+  start: bigint
+  end: bigint
 }
 
 export async function makeReady(
-  context: RotationContext,
+  context: TableContext,
   segments: readonly OpenSegment[],
-  start: bigint,
-  end: bigint,
+  range: RotationRange,
 ): Promise<ReadySegment[]> {
-  const { dir, topic, partition } = context
+  const { dir } = context
+  const { topic, partition, start, end } = range
   // provenance in the footer: which Kafka records the file holds
   const keyValueMetadata = {
     'floe.kafka.topic': topic,
@@ -43,7 +38,7 @@ export async function makeReady(
   // the closes run side by side: each ends in its own fsync, which a disk serves in parallel
   const closed = await Promise.all(segments.map((segment) => segment.writer.close({ keyValueMetadata })))
   const ready = segments.map((segment, index) =>
-    readySegmentOf(context, segment, closed[index] as DataFileMetrics, start, end),
+    readySegmentOf(context, segment, closed[index] as DataFileMetrics, range),
   )
   await Promise.all(
     ready.map((segment) => writeFileDurably(segment.jsonPath, encodeSidecar(segment, context.partitionType))),
@@ -58,30 +53,34 @@ export async function makeReady(
   return ready
 }
 
-/** The manifest's data_file of a closed segment, without its object location (the upload sets it). */
-export function dataFileOf(
-  context: Pick<RotationContext, 'schema' | 'spec' | 'fieldTypes'>,
-  segment: Pick<OpenSegment, 'partitionValues'>,
-  metrics: DataFileMetrics,
-): Omit<DataFile, 'filePath'> {
-  const { schema, spec, fieldTypes } = context
+/**
+ * What either layout's sidecar records of a closed segment's file: its partition, the manifest's
+ * data_file without its object location (the upload sets it), bloom filters and size.
+ */
+export function closedFileOf(context: TableContext, segment: OpenSegment, metrics: DataFileMetrics): SidecarFile {
+  const { schema, spec, fieldTypes, partitioner } = context
   const { filePath: _none, ...dataFile } = toDataFile(
     metrics,
     { filePath: '', schema, specId: spec['spec-id'], partition: segment.partitionValues },
     fieldTypes,
   )
-  return dataFile
+  return {
+    partitionValues: segment.partitionValues,
+    partitionPath: partitioner.path(segment.partitionValues),
+    dataFile,
+    bloomFilters: metrics.bloomFilters,
+    sizeBytes: Number(metrics.fileSizeInBytes),
+  }
 }
 
 function readySegmentOf(
-  context: RotationContext,
+  context: TableContext,
   segment: OpenSegment,
   metrics: DataFileMetrics,
-  start: bigint,
-  end: bigint,
+  range: RotationRange,
 ): ReadySegment {
-  const { dir, topic, partition, partitioner } = context
-  const dataFile = dataFileOf(context, segment, metrics)
+  const { dir } = context
+  const { topic, partition, start, end } = range
   return {
     uuid: segment.uuid,
     localPath: join(dir, readyFileName(topic, partition, start, end, segment.uuid, 'parquet')),
@@ -90,10 +89,6 @@ function readySegmentOf(
     partition,
     start,
     end,
-    partitionValues: segment.partitionValues,
-    partitionPath: partitioner.path(segment.partitionValues),
-    dataFile,
-    bloomFilters: metrics.bloomFilters,
-    sizeBytes: Number(metrics.fileSizeInBytes),
+    ...closedFileOf(context, segment, metrics),
   }
 }

@@ -1,19 +1,24 @@
-// The open segments of one Kafka partition (or, in the shared layout, of a dataset), one `active_*.parquet` per Iceberg partition, opened
-// on its first row. Routing a batch is the WAL's per-record work, so it computes each row's
-// partition key once, passes a single-partition batch through untouched, and otherwise fills
-// one reused array per segment: no array, closure or tuple per row (the tuple is made once, when
-// a segment opens).
+// The open segments of one Kafka partition (or, in the shared layout, of a dataset), one
+// `active_*.parquet` per Iceberg partition, opened on its first row. Routing a batch is the WAL's
+// per-record work, so it computes each row's partition key once, passes a single-partition batch
+// through untouched, and otherwise fills one reused array per segment: no array, closure or tuple
+// per row (the tuple is made once, when a segment opens).
+//
+// Segments open under the table's schema and spec of the time. A change of either waits until
+// every open segment has been made ready (they rotate together), so every file follows one spec
+// and a rotation reads one table context for all of its files.
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Schema, StructValue } from '../../shared/iceberg/index.ts'
-import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
+import type { PartitionSpec, PrimitiveType, Schema, StructType, StructValue } from '../../shared/iceberg/index.ts'
+import { compilePartitioner, type Partitioner } from '../../shared/iceberg/partitioning/index.ts'
 import {
   type DataFileCodec,
   type DataFileWriter,
   type DataFileWriterOptions,
   type MetricsConfig,
   openDataFile,
+  primitiveFieldTypes,
   type RowGroupEncoders,
 } from '../../shared/parquet/index.ts'
 import { storageError } from './durable.ts'
@@ -35,24 +40,36 @@ export interface OpenSegmentsConfig {
   dir: string
   /** The `active_*` file name of a new segment: the layouts name them differently. */
   activeName(uuid: string): string
-  partitioner: Partitioner
   clock: Clock
-  writer: DataFileWriterOptions
+  writer: SegmentWriterSettings
 }
 
 /** The writer settings a log's options give its segments (both layouts take the same ones). */
 export interface SegmentWriterSettings {
+  /** Default zstd. */
   codec?: DataFileCodec
   compressionLevel?: number
   rowGroupRows?: number
   rowGroupBytes?: number
+  /** Iceberg metrics modes; default truncate(16). */
   metrics?: MetricsConfig
   /** Field ids of the columns that get a bloom filter. */
   bloomFilterColumns?: readonly number[]
+  /** Encoder threads for the segments' row groups; none: encoded on the calling thread. */
   encoders?: RowGroupEncoders
 }
 
-export function segmentWriterOptions(settings: SegmentWriterSettings, schema: Schema): DataFileWriterOptions {
+/** What a rotation needs of the table the open segments were opened under, and where they are. */
+export interface TableContext {
+  dir: string
+  schema: Schema
+  spec: PartitionSpec
+  partitioner: Partitioner
+  partitionType: StructType
+  fieldTypes: ReadonlyMap<number, PrimitiveType>
+}
+
+function segmentWriterOptions(settings: SegmentWriterSettings, schema: Schema): DataFileWriterOptions {
   return {
     schema,
     codec: settings.codec,
@@ -67,16 +84,41 @@ export function segmentWriterOptions(settings: SegmentWriterSettings, schema: Sc
 
 export class OpenSegments {
   readonly #config: OpenSegmentsConfig
-  readonly #keyOf: (row: StructValue) => string
+  // #context, #writer and #keyOf change together, and only while no segment is open
+  #context!: TableContext
+  #writer!: DataFileWriterOptions
+  #keyOf!: (row: StructValue) => string
+  #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
   readonly #segments = new Map<string, OpenSegment>()
   /** Partition keys of the batch being routed, reused across batches. */
   readonly #keys: string[] = []
   readonly #touched: OpenSegment[] = []
   #directoryMade = false
 
-  constructor(config: OpenSegmentsConfig) {
+  /** Throws CONFIG_INVALID for a spec the schema cannot partition by. */
+  constructor(config: OpenSegmentsConfig, schema: Schema, spec: PartitionSpec) {
     this.#config = config
-    this.#keyOf = config.partitioner.key
+    this.#follow(schema, spec)
+  }
+
+  /** The table the open segments were opened under. */
+  get context(): TableContext {
+    return this.#context
+  }
+
+  /** The schema and spec the next opened segment follows. */
+  get table(): { schema: Schema; spec: PartitionSpec } {
+    return this.#nextTable ?? { schema: this.#context.schema, spec: this.#context.spec }
+  }
+
+  /**
+   * The table's schema or spec changed: segments opened from now on follow the new ones, at once
+   * if none is open, else once rotated() says the open ones were made ready under the old ones.
+   */
+  useTable(schema: Schema, spec: PartitionSpec): void {
+    if (schema === this.#context.schema && spec === this.#context.spec) return
+    this.#nextTable = { schema, spec }
+    if (this.#segments.size === 0) this.#followNextTable()
   }
 
   get count(): number {
@@ -161,9 +203,10 @@ export class OpenSegments {
     return [...this.#segments.values()]
   }
 
-  /** Forgets every segment (they were made ready). */
-  clear(): void {
+  /** Forgets every segment (they were made ready); a table change waiting for them applies now. */
+  rotated(): void {
     this.#segments.clear()
+    this.#followNextTable()
   }
 
   async flushRowGroups(): Promise<void> {
@@ -177,8 +220,31 @@ export class OpenSegments {
     await Promise.all(segments.map((segment) => segment.writer.abort().catch(() => {})))
   }
 
+  #follow(schema: Schema, spec: PartitionSpec): void {
+    const partitioner = compilePartitioner(spec, schema)
+    this.#context = {
+      dir: this.#config.dir,
+      schema,
+      spec,
+      partitioner,
+      partitionType: partitioner.partitionType,
+      fieldTypes: primitiveFieldTypes(schema),
+    }
+    this.#writer = segmentWriterOptions(this.#config.writer, schema)
+    this.#keyOf = partitioner.key
+  }
+
+  #followNextTable(): void {
+    const next = this.#nextTable
+    if (!next) return
+    this.#follow(next.schema, next.spec)
+    this.#nextTable = undefined
+  }
+
   async #open(key: string, row: StructValue): Promise<OpenSegment> {
-    const { dir, partitioner, clock, writer: writerOptions } = this.#config
+    const { dir, clock } = this.#config
+    const { partitioner } = this.#context
+    const writerOptions = this.#writer
     if (!this.#directoryMade) {
       try {
         await mkdir(dir, { recursive: true })

@@ -8,98 +8,70 @@
 // are being written or a rotation is under way leaves the log `failed`: which rows reached which
 // file is then unknown, so the only ways on are dropUncommitted (read again from the table's
 // offset) or close.
-import { readFile } from 'node:fs/promises'
-import { basename, dirname } from 'node:path'
-import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
-import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
+import { basename } from 'node:path'
+import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { FloeError } from '../../shared/index.ts'
-import {
-  type DataFileCodec,
-  type MetricsConfig,
-  primitiveFieldTypes,
-  type RowGroupEncoders,
-} from '../../shared/parquet/index.ts'
-import { deleteWalFiles, listWalDirectory, replaceFileDurably, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory } from './durable.ts'
+import { configInvalid, type LogOptions, performanceClock, walLimits } from './log-options.ts'
 import { LogQueues, type LogState } from './log-queues.ts'
-import { makeReady, type RotationContext } from './make-ready.ts'
+import { makeReady } from './make-ready.ts'
 import { activeFileName, parseWalFileName, temporaryFileName } from './names.ts'
-import { OpenSegments, segmentWriterOptions } from './open-segments.ts'
-import { decodeSidecar, encodeSidecar } from './sidecar.ts'
-import {
-  type Clock,
-  defaultWalLimits,
-  type ReadySegment,
-  type Rotation,
-  type RotationReason,
-  type WalLimits,
-} from './types.ts'
+import { OpenSegments } from './open-segments.ts'
+import { decodeSidecar, encodeSidecar, recordUpload, type SidecarCodec } from './sidecar.ts'
+import type { Clock, ReadySegment, Rotation, RotationReason, WalLimits } from './types.ts'
 
-export interface PartitionLogOptions {
+export interface PartitionLogOptions extends LogOptions {
   /** The partition's WAL folder, `<wal.dir>/<dataset>/<topic>-<partition>`; created on first use. */
   dir: string
-  topic: string
   partition: number
-  /** The table's schema, with field ids. */
-  schema: Schema
-  spec: PartitionSpec
-  /** Default zstd. */
-  codec?: DataFileCodec
-  compressionLevel?: number
-  /** Field ids of the columns that get a bloom filter. */
-  bloomFilterColumns?: readonly number[]
-  /** Iceberg metrics modes; default truncate(16). */
-  metrics?: MetricsConfig
-  /** Encoder threads for the segments' row groups; none: encoded on the calling thread. */
-  encoders?: RowGroupEncoders
-  limits?: Partial<WalLimits>
-  rowGroupRows?: number
-  rowGroupBytes?: number
   /** The offset the consumer is positioned at: where the first range starts. */
   startOffset: bigint
-  /** Default performance.now. */
-  clock?: Clock
   /** Segments recoverPartition kept: tracked (readyBytes, markUploaded, deletes) like new ones. */
   recovered?: readonly ReadySegment[]
 }
 
 export type PartitionLogState = LogState
 
-const performanceClock: Clock = { now: () => performance.now() }
+const sidecarCodec: SidecarCodec<ReadySegment> = {
+  encode: encodeSidecar,
+  decode: decodeSidecar,
+  temporaryName: temporaryFileName,
+}
 
 export class PartitionLog {
   readonly dir: string
   readonly topic: string
   readonly partition: number
   readonly limits: Readonly<WalLimits>
-  readonly #options: PartitionLogOptions
   readonly #clock: Clock
-  // Replaced together when the table's schema or spec changes (useTable), between rotations.
-  #context: RotationContext
-  #segments: OpenSegments
-  #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
+  readonly #segments: OpenSegments
   #ready: ReadySegment[]
   #start: bigint
   #end: bigint
   readonly #queues: LogQueues
 
   constructor(options: PartitionLogOptions) {
-    if (!Number.isSafeInteger(options.partition) || options.partition < 0) {
-      throw invalid('partition must be a non-negative integer', { partition: options.partition })
+    const { topic, partition } = options
+    if (!Number.isSafeInteger(partition) || partition < 0) {
+      throw configInvalid('partition must be a non-negative integer', { partition })
     }
-    if (options.topic === '') throw invalid('topic is empty', {})
-    if (options.startOffset < 0n) throw invalid('startOffset is negative', { startOffset: String(options.startOffset) })
-    const limits = { ...defaultWalLimits, ...options.limits }
-    for (const [name, value] of Object.entries(limits)) {
-      if (!(value > 0)) throw invalid(`limits.${name} must be positive`, { [name]: value })
+    if (topic === '') throw configInvalid('topic is empty', {})
+    if (options.startOffset < 0n) {
+      throw configInvalid('startOffset is negative', { startOffset: String(options.startOffset) })
     }
+    this.limits = walLimits(options.limits)
     this.dir = options.dir
-    this.topic = options.topic
-    this.partition = options.partition
-    this.limits = limits
+    this.topic = topic
+    this.partition = partition
     this.#clock = options.clock ?? performanceClock
-    this.#options = options
-    this.#queues = new LogQueues(options.dir, () => this.#closedError())
-    ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
+    this.#queues = new LogQueues(options.dir, { topic, partition })
+    const segmentsConfig = {
+      dir: options.dir,
+      activeName: (uuid: string) => activeFileName(topic, partition, uuid),
+      clock: this.#clock,
+      writer: options,
+    }
+    this.#segments = new OpenSegments(segmentsConfig, options.schema, options.spec)
     this.#ready = [...(options.recovered ?? [])]
     this.#start = options.startOffset
     this.#end = options.startOffset
@@ -174,12 +146,12 @@ export class PartitionLog {
       const start = this.#start
       const end = this.#end
       if (segments.length === 0 && start === end) return undefined
+      const range = { topic: this.topic, partition: this.partition, start, end }
       const ready =
-        segments.length === 0 ? [] : await this.#queues.guard(() => makeReady(this.#context, segments, start, end))
-      this.#segments.clear()
+        segments.length === 0 ? [] : await this.#queues.guard(() => makeReady(this.#segments.context, segments, range))
       this.#start = end
       this.#ready.push(...ready)
-      if (this.#nextTable) this.#applyNextTable()
+      this.#segments.rotated()
       return { start, end, reason, segments: ready }
     })
   }
@@ -190,16 +162,12 @@ export class PartitionLog {
    * under it at the next rotation (all of them rotate together), so every file follows one spec.
    */
   useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
-    return this.#queues.write(async () => {
-      if (schema === this.#context.schema && spec === this.#context.spec) return
-      this.#nextTable = { schema, spec }
-      if (this.#segments.count === 0) this.#applyNextTable()
-    })
+    return this.#queues.write(async () => this.#segments.useTable(schema, spec))
   }
 
   /** The schema and spec the next opened segment follows. */
   get table(): { schema: Schema; spec: PartitionSpec } {
-    return this.#nextTable ?? { schema: this.#context.schema, spec: this.#context.spec }
+    return this.#segments.table
   }
 
   /** Writes every buffered row group out (memory pressure short of a rotation). */
@@ -215,23 +183,7 @@ export class PartitionLog {
     return this.#queues.ready(async () => {
       const current = this.#ready.find((ready) => ready.uuid === segment.uuid)
       if (!current) return undefined
-      // read back rather than re-encoded from memory: a recovered segment may carry another
-      // spec's partition type, which only its sidecar knows
-      let text: string
-      try {
-        text = await readFile(current.jsonPath, 'utf8')
-      } catch (error) {
-        throw storageError('cannot read WAL sidecar', current.jsonPath, error)
-      }
-      const { partitionType } = decodeSidecar(text)
-      const updated: ReadySegment = { ...current, uploadedLocation: location }
-      const name = basename(current.jsonPath)
-      await replaceFileDurably(
-        dirname(current.jsonPath),
-        name,
-        temporaryFileName(name),
-        encodeSidecar(updated, partitionType),
-      )
+      const updated = await recordUpload(current, location, sidecarCodec)
       this.#ready[this.#ready.indexOf(current)] = updated
       return updated
     })
@@ -278,38 +230,6 @@ export class PartitionLog {
 
   // ---- internals ------------------------------------------------------------------------------
 
-  #build(schema: Schema, spec: PartitionSpec): { segments: OpenSegments; context: RotationContext } {
-    const options = this.#options
-    const partitioner = compilePartitioner(spec, schema)
-    const segments = new OpenSegments({
-      dir: options.dir,
-      activeName: (uuid) => activeFileName(options.topic, options.partition, uuid),
-      partitioner,
-      clock: this.#clock,
-      writer: segmentWriterOptions(options, schema),
-    })
-    const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
-    const context: RotationContext = {
-      dir: options.dir,
-      topic: options.topic,
-      partition: options.partition,
-      schema,
-      spec,
-      partitioner,
-      partitionType: partitioner.partitionType,
-      fieldTypes,
-    }
-    return { segments, context }
-  }
-
-  /** Only with no open segment: they were all made ready under the old table. */
-  #applyNextTable(): void {
-    const next = this.#nextTable
-    if (!next) return
-    ;({ segments: this.#segments, context: this.#context } = this.#build(next.schema, next.spec))
-    this.#nextTable = undefined
-  }
-
   async #deleteReady(selected: (segment: ReadySegment) => boolean): Promise<ReadySegment[]> {
     const doomed = this.#ready.filter(selected)
     if (doomed.length === 0) return []
@@ -329,14 +249,4 @@ export class PartitionLog {
       return parsed !== undefined && parsed.topic === this.topic && parsed.partition === this.partition
     })
   }
-
-  #closedError(): FloeError {
-    return new FloeError('INVARIANT_BROKEN', 'WAL used after it was closed', {
-      details: { topic: this.topic, partition: this.partition },
-    })
-  }
-}
-
-function invalid(message: string, details: Record<string, unknown>): FloeError {
-  return new FloeError('CONFIG_INVALID', `WAL: ${message}`, { details })
 }

@@ -1,9 +1,8 @@
 // The ready side of a shared WAL: the uncommitted rotations on disk, oldest first, and the
 // operations on their files (upload bookkeeping, deletion manifest first, finding the files no
 // rotation holds). SharedLog queues every call; nothing here runs two at a time.
-import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { deleteWalFiles, listWalDirectory, replaceFileDurably, storageError } from './durable.ts'
+import { deleteWalFiles, listWalDirectory } from './durable.ts'
 import {
   decodeSharedSidecar,
   encodeSharedSidecar,
@@ -11,6 +10,13 @@ import {
   type SharedSegment,
 } from './rotation-manifest.ts'
 import { parseSharedFileName, sharedTemporaryName } from './shared-names.ts'
+import { recordUpload, type SidecarCodec } from './sidecar.ts'
+
+const sidecarCodec: SidecarCodec<SharedSegment> = {
+  encode: encodeSharedSidecar,
+  decode: decodeSharedSidecar,
+  temporaryName: sharedTemporaryName,
+}
 
 export class ReadyRotations {
   readonly #dir: string
@@ -62,17 +68,7 @@ export class ReadyRotations {
     const rotation = this.#rotations[index]
     const current = rotation?.segments.find((segment) => segment.uuid === uuid)
     if (!rotation || !current) return undefined
-    let text: string
-    try {
-      text = await readFile(current.jsonPath, 'utf8')
-    } catch (error) {
-      throw storageError('cannot read WAL sidecar', current.jsonPath, error)
-    }
-    // read back rather than re-encoded from memory: a recovered segment may carry another spec's partition type
-    const { partitionType } = decodeSharedSidecar(text)
-    const updated: SharedSegment = { ...current, uploadedLocation: location }
-    const name = basename(current.jsonPath)
-    await replaceFileDurably(this.#dir, name, sharedTemporaryName(name), encodeSharedSidecar(updated, partitionType))
+    const updated = await recordUpload(current, location, sidecarCodec)
     this.#rotations[index] = {
       ...rotation,
       segments: rotation.segments.map((segment) => (segment.uuid === uuid ? updated : segment)),

@@ -8,12 +8,10 @@
 // A crash before 4's rename leaves segments no manifest names (deleted at recovery: the
 // rotation never existed); after it, the rotation is whole.
 import { join } from 'node:path'
-import type { PartitionSpec, PrimitiveType, Schema, StructType } from '../../shared/iceberg/index.ts'
-import type { Partitioner } from '../../shared/iceberg/partitioning/index.ts'
 import type { DataFileMetrics } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
-import { dataFileOf } from './make-ready.ts'
-import type { OpenSegment } from './open-segments.ts'
+import { closedFileOf } from './make-ready.ts'
+import type { OpenSegment, TableContext } from './open-segments.ts'
 import {
   encodeRotationManifest,
   encodeSharedSidecar,
@@ -25,15 +23,6 @@ import type { WalkRange } from './rotation-walk.ts'
 import { rotationManifestName, sharedSegmentName, sharedTemporaryName } from './shared-names.ts'
 import type { RotationReason } from './types.ts'
 
-export interface CutContext {
-  dir: string
-  schema: Schema
-  spec: PartitionSpec
-  partitioner: Partitioner
-  partitionType: StructType
-  fieldTypes: ReadonlyMap<number, PrimitiveType>
-}
-
 export interface Cut {
   id: string
   sequence: bigint
@@ -42,7 +31,7 @@ export interface Cut {
 }
 
 export async function writeRotation(
-  context: CutContext,
+  context: TableContext,
   segments: readonly OpenSegment[],
   cut: Cut,
 ): Promise<SharedRotation> {
@@ -85,22 +74,17 @@ export async function writeRotation(
 }
 
 function sharedSegmentOf(
-  context: CutContext,
+  context: TableContext,
   segment: OpenSegment,
   metrics: DataFileMetrics,
   rotation: string,
 ): SharedSegment {
-  const { dir, partitioner } = context
-  const dataFile = dataFileOf(context, segment, metrics)
+  const { dir } = context
   return {
     uuid: segment.uuid,
     rotation,
     localPath: join(dir, sharedSegmentName(segment.uuid, 'parquet')),
     jsonPath: join(dir, sharedSegmentName(segment.uuid, 'json')),
-    partitionValues: segment.partitionValues,
-    partitionPath: partitioner.path(segment.partitionValues),
-    dataFile,
-    bloomFilters: metrics.bloomFilters,
-    sizeBytes: Number(metrics.fileSizeInBytes),
+    ...closedFileOf(context, segment, metrics),
   }
 }

@@ -13,41 +13,24 @@
 // are written or a cut is under way leaves the log `failed`; `discardOpen` is the way on.
 import { randomUUID } from 'node:crypto'
 import type { LogStartJump } from '../../protocol/index.ts'
-import type { PartitionSpec, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
-import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
+import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { FloeError } from '../../shared/index.ts'
-import {
-  type DataFileCodec,
-  type MetricsConfig,
-  primitiveFieldTypes,
-  type RowGroupEncoders,
-} from '../../shared/parquet/index.ts'
 import { deleteWalFiles } from './durable.ts'
+import { configInvalid, type LogOptions, performanceClock, walLimits } from './log-options.ts'
 import { LogQueues, type LogState } from './log-queues.ts'
-import { OpenSegments, segmentWriterOptions } from './open-segments.ts'
+import { OpenSegments } from './open-segments.ts'
 import { ReadyRotations } from './ready-rotations.ts'
 import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
-import { type CutContext, writeRotation } from './shared-cut.ts'
+import { writeRotation } from './shared-cut.ts'
 import { sharedActiveName } from './shared-names.ts'
-import { type Clock, defaultWalLimits, type RotationReason, type WalLimits } from './types.ts'
+import type { Clock, RotationReason, WalLimits } from './types.ts'
 
-export interface SharedLogOptions {
+export interface SharedLogOptions extends LogOptions {
   /** `<wal.dir>/<dataset>/shared`; created on first use. */
   dir: string
   /** The dataset's topic. */
   topic: string
-  schema: Schema
-  spec: PartitionSpec
-  codec?: DataFileCodec
-  compressionLevel?: number
-  bloomFilterColumns?: readonly number[]
-  metrics?: MetricsConfig
-  encoders?: RowGroupEncoders
-  limits?: Partial<WalLimits>
-  rowGroupRows?: number
-  rowGroupBytes?: number
-  clock?: Clock
   /** Rotations recoverSharedLog kept, oldest first. */
   recovered?: readonly SharedRotation[]
   /** The sequence the next rotation takes (recoverSharedLog's `nextSequence`); default 1. */
@@ -87,35 +70,26 @@ interface Position {
   end: bigint
 }
 
-const performanceClock: Clock = { now: () => performance.now() }
-
 export class SharedLog {
   readonly dir: string
   readonly topic: string
   readonly limits: Readonly<WalLimits>
-  readonly #options: SharedLogOptions
   readonly #clock: Clock
-  #context: CutContext
-  #segments: OpenSegments
-  #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
+  readonly #segments: OpenSegments
   readonly #positions = new Map<number, Position>()
   readonly #ready: ReadyRotations
   #sequence: bigint
   readonly #queues: LogQueues
 
   constructor(options: SharedLogOptions) {
-    if (options.topic === '') throw invalid('topic is empty', {})
-    const limits = { ...defaultWalLimits, ...options.limits }
-    for (const [name, value] of Object.entries(limits)) {
-      if (!(value > 0)) throw invalid(`limits.${name} must be positive`, { [name]: value })
-    }
+    if (options.topic === '') throw configInvalid('topic is empty', {})
+    this.limits = walLimits(options.limits)
     this.dir = options.dir
     this.topic = options.topic
-    this.limits = limits
     this.#clock = options.clock ?? performanceClock
-    this.#options = options
-    this.#queues = new LogQueues(options.dir, () => this.#closedError())
-    ;({ segments: this.#segments, context: this.#context } = this.#build(options.schema, options.spec))
+    this.#queues = new LogQueues(options.dir, { topic: options.topic })
+    const segmentsConfig = { dir: options.dir, activeName: sharedActiveName, clock: this.#clock, writer: options }
+    this.#segments = new OpenSegments(segmentsConfig, options.schema, options.spec)
     this.#ready = new ReadyRotations(options.dir, options.recovered ?? [])
     let sequence = options.nextSequence ?? 1n
     for (const rotation of this.#ready.list) if (rotation.sequence >= sequence) sequence = rotation.sequence + 1n
@@ -166,7 +140,7 @@ export class SharedLog {
    * has uncut rows: they would end up in a rotation claiming a range that does not hold them.
    */
   read(partition: number, at: bigint): void {
-    if (at < 0n) throw invalid('a position is negative', { partition, at: String(at) })
+    if (at < 0n) throw configInvalid('a position is negative', { partition, at: String(at) })
     this.#refuseUncut(partition, 'positioned')
     this.#positions.set(partition, { start: at, end: at })
   }
@@ -212,11 +186,7 @@ export class SharedLog {
 
   /** The table's schema or spec changed: segments opened after the next cut follow them. */
   useTable(schema: Schema, spec: PartitionSpec): Promise<void> {
-    return this.#queues.write(async () => {
-      if (schema === this.#context.schema && spec === this.#context.spec) return
-      this.#nextTable = { schema, spec }
-      if (this.#segments.count === 0) this.#applyNextTable()
-    })
+    return this.#queues.write(async () => this.#segments.useTable(schema, spec))
   }
 
   /** Writes every buffered row group out (memory pressure short of a cut). */
@@ -326,12 +296,11 @@ export class SharedLog {
     }
     if (ranges.length === 0) return undefined
     const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges }
-    const rotation = await this.#queues.guard(() => writeRotation(this.#context, segments, cut))
+    const rotation = await this.#queues.guard(() => writeRotation(this.#segments.context, segments, cut))
     this.#sequence += 1n
-    this.#segments.clear()
     for (const position of this.#positions.values()) position.start = position.end
     this.#ready.add(rotation)
-    if (this.#nextTable) this.#applyNextTable()
+    this.#segments.rotated()
     return rotation
   }
 
@@ -341,41 +310,4 @@ export class SharedLog {
       details: { topic: this.topic, partition },
     })
   }
-
-  #build(schema: Schema, spec: PartitionSpec): { segments: OpenSegments; context: CutContext } {
-    const options = this.#options
-    const partitioner = compilePartitioner(spec, schema)
-    const segments = new OpenSegments({
-      dir: options.dir,
-      activeName: sharedActiveName,
-      partitioner,
-      clock: this.#clock,
-      writer: segmentWriterOptions(options, schema),
-    })
-    const fieldTypes: ReadonlyMap<number, PrimitiveType> = primitiveFieldTypes(schema)
-    const context: CutContext = {
-      dir: options.dir,
-      schema,
-      spec,
-      partitioner,
-      partitionType: partitioner.partitionType,
-      fieldTypes,
-    }
-    return { segments, context }
-  }
-
-  #applyNextTable(): void {
-    const next = this.#nextTable
-    if (!next) return
-    ;({ segments: this.#segments, context: this.#context } = this.#build(next.schema, next.spec))
-    this.#nextTable = undefined
-  }
-
-  #closedError(): FloeError {
-    return new FloeError('INVARIANT_BROKEN', 'WAL used after it was closed', { details: { topic: this.topic } })
-  }
-}
-
-function invalid(message: string, details: Record<string, unknown>): FloeError {
-  return new FloeError('CONFIG_INVALID', `WAL: ${message}`, { details })
 }

@@ -6,6 +6,7 @@
 // of their single-value binary form, partition values in the spec's JSON single-value form.
 
 import { readFile, stat } from 'node:fs/promises'
+import { basename, dirname } from 'node:path'
 import type { DataFile, StructType, StructValue } from '../../shared/iceberg/index.ts'
 import {
   decodeBase64,
@@ -17,7 +18,7 @@ import {
 import { FloeError, isFloeError } from '../../shared/index.ts'
 import { type JsonObject, type JsonValue, parseJson, stringifyJsonBytes } from '../../shared/json/index.ts'
 import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
-import { storageError } from './durable.ts'
+import { replaceFileDurably, storageError } from './durable.ts'
 import type { ReadySegment } from './types.ts'
 
 /**
@@ -44,6 +45,42 @@ export async function readSidecarWithSize<T>(
     if (isFloeError(error)) return undefined
     throw error
   }
+}
+
+/** How a layout writes its sidecars and reads back their partition type, for recordUpload. */
+export interface SidecarCodec<S> {
+  encode(segment: S, partitionType: StructType): Uint8Array
+  decode(text: string): { partitionType: StructType }
+  /** The staging name of a sidecar being replaced, in the layout's naming. */
+  temporaryName(name: string): string
+}
+
+/**
+ * The segment with its upload location, recorded in its sidecar (replaced atomically). The
+ * partition type is read back rather than re-encoded from memory: a recovered segment may carry
+ * another spec's, which only its sidecar knows.
+ */
+export async function recordUpload<S extends SidecarFile & { readonly jsonPath: string }>(
+  segment: S,
+  location: string,
+  codec: SidecarCodec<S>,
+): Promise<S> {
+  let text: string
+  try {
+    text = await readFile(segment.jsonPath, 'utf8')
+  } catch (error) {
+    throw storageError('cannot read WAL sidecar', segment.jsonPath, error)
+  }
+  const { partitionType } = codec.decode(text)
+  const updated: S = { ...segment, uploadedLocation: location }
+  const name = basename(segment.jsonPath)
+  await replaceFileDurably(
+    dirname(segment.jsonPath),
+    name,
+    codec.temporaryName(name),
+    codec.encode(updated, partitionType),
+  )
+  return updated
 }
 
 const format = 'floe-wal-segment'
