@@ -3,10 +3,14 @@
 // snapshots older than `maintenance.maxSnapshotAgeHours` beyond `maintenance.minSnapshotsToKeep`,
 // with the files only they reached. The newest snapshot carrying each group's progress marker is
 // kept whatever its age (docs/design.md invariant 8), and the table's properties are never
-// touched, so Floe's progress stays where its own snapshots put it. Safe beside running workers:
-// every step asserts `main` and plans again when a round commits in between. Progress goes to
-// stderr as it happens, one line per dataset and step to stdout at the end.
+// touched, so Floe's progress stays where its own snapshots put it. Last, the objects under the
+// table's location that nothing references and that are older than `maintenance.orphanAgeHours`
+// are deleted; a bloom-filter sidecar stays while its data file is referenced. Safe beside running
+// workers: every step asserts `main` and plans again when a round commits in between, and an
+// upload awaiting its round's commit is younger than the orphan age. Progress goes to stderr as it
+// happens, one line per dataset and step to stdout at the end.
 import { parseArgs } from 'node:util'
+import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import { openCatalog } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import {
@@ -15,6 +19,7 @@ import {
   type ExpireResult,
   maintainTable,
   maintenancePolicyOf,
+  type OrphanResult,
 } from '../shared/iceberg/maintenance/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
@@ -111,10 +116,13 @@ async function maintain(
       keep: markerSnapshots,
       dryRun,
       onProgress,
+      // Iceberg's metadata does not name a data file's sidecar; it goes once its file is unreferenced.
+      companionsOf: (location) => [bloomSidecarLocation(location)],
     })
     return [
       describeCompaction(dataset, report.compaction, dryRun),
       describeExpiry(dataset, report.expiry, dryRun),
+      describeOrphans(dataset, report.orphans, dryRun, config.maintenance.orphanAgeHours),
     ].join('\n')
   } finally {
     await catalog.close().catch(() => {})
@@ -159,4 +167,23 @@ export function describeExpiry(dataset: DatasetConfig, result: ExpireResult, dry
   }
   const failed = result.failedDeletes > 0 ? `; ${result.failedDeletes} deletion(s) failed (orphans, never read)` : ''
   return `${head} expired ${result.expired.length} snapshot(s), ${result.snapshotsBefore} -> ${result.snapshotsAfter}; deleted ${deleted}${failed}`
+}
+
+/** The orphan cleanup's line: what it deleted, and what it listed, found referenced and kept for being young. */
+export function describeOrphans(
+  dataset: DatasetConfig,
+  result: OrphanResult,
+  dryRun: boolean,
+  ageHours: number,
+): string {
+  const head = `dataset ${dataset.name} (table ${dataset.table}): orphans:`
+  const counts = `(of ${result.listed} listed, ${result.referenced} referenced, ${result.young} younger than ${ageHours} h kept)`
+  const found = result.orphans.length
+  const bytes = `${result.orphanBytes} bytes`
+  if (found === 0) return `${head} none to delete ${counts}`
+  if (dryRun) return `${head} dry run: would delete ${found} file(s) of ${bytes} ${counts}`
+  if (result.deleted === found) return `${head} ${found} file(s) of ${bytes} deleted ${counts}`
+  const failed =
+    result.failedDeletes > 0 ? `; ${result.failedDeletes} deletion(s) failed, tried again on the next run` : ''
+  return `${head} ${result.deleted} of ${found} file(s) of ${bytes} deleted ${counts}${failed}`
 }

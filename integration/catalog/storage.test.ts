@@ -91,11 +91,18 @@ for (const backend of backends) {
       await assert.rejects(storage.get(`${root}missing`), (e) => isFloeError(e, 'STORAGE_NOT_FOUND'))
     })
 
-    test('lists every object under the prefix with its size, in the same URI form', async () => {
+    test('lists every object under the prefix with its size and time, in the same URI form', async () => {
       const root = backend.root()
+      const started = Date.now()
       await putObjects(storage, root)
       const listed = new Map<string, number>()
-      for await (const object of storage.list(root)) listed.set(object.location, object.size)
+      const times: number[] = []
+      for await (const object of storage.list(root)) {
+        listed.set(object.location, object.size)
+        times.push(object.lastModified)
+      }
+      // Written just now, by the store's clock (Azurite's, to the second: this machine's).
+      for (const time of times) assert.ok(Math.abs(time - started) < 5 * 60_000, `last modified at ${time}`)
       assert.deepEqual(
         [...listed.keys()].sort(),
         Object.keys(objects)

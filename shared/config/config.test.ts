@@ -302,7 +302,24 @@ describe('the configuration file', () => {
       {},
       /datasets\[0\]\.badRecords/,
     ],
+    [
+      // twenty rounds of the defaults (20 s interval, 30 s timeout) are 1,000 s; 0.25 h is 900 s
+      'an orphan age under twenty rounds, when an upload may still be waiting for its commit',
+      `${base}maintenance:\n  orphanAgeHours: 0.25\n`,
+      {},
+      /maintenance\.orphanAgeHours: must be at least twenty rounds/,
+    ],
   ]
+  test('takes an orphan age of twenty rounds, and measures the rounds by the configured interval', () => {
+    const config = parseConfig(`${base}maintenance:\n  orphanAgeHours: 0.28\n`, 'floe.yaml', {})
+    assert.equal(config.maintenance.orphanAgeHours, 0.28)
+    const longer = base.replace('ingestion:\n', 'ingestion:\n  commitIntervalSeconds: 60\n')
+    assert.match(
+      refusal(`${longer}maintenance:\n  orphanAgeHours: 0.28\n`),
+      /maintenance\.orphanAgeHours: must be at least twenty rounds/,
+    )
+  })
+
   for (const [what, text, env, expected] of refusals) {
     test(`refuses ${what} with the key path and the problem in one line`, () => {
       assert.match(refusal(text, env), expected)

@@ -178,7 +178,11 @@ export class AzureBlobStorage implements ObjectStorage {
     const base = `${parsed.scheme}://${parsed.container}@${parsed.host}/`
     try {
       for await (const item of container.listBlobsFlat({ prefix: parsed.path })) {
-        yield { location: base + item.name, size: item.properties.contentLength ?? 0 }
+        yield {
+          location: base + item.name,
+          size: item.properties.contentLength ?? 0,
+          lastModified: item.properties.lastModified.getTime(),
+        }
       }
     } catch (error) {
       throw failure(error, 'list', prefix)

@@ -5,6 +5,7 @@ export { type AzureBlobConfig, AzureBlobStorage, type AzureLocation, parseAzureL
 export { type AzureAccountsConfig, AzureAccountsStorage } from './azure-vended.ts'
 export { LocalFileStorage, localPath } from './local.ts'
 export {
+  locationKey,
   type ObjectStorage,
   type StorageCallOptions,
   type StoredObject,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
-import { LocalFileStorage, localPath, RoutedStorage, schemeOf, storageFor } from './index.ts'
+import { LocalFileStorage, localPath, locationKey, RoutedStorage, schemeOf, storageFor } from './index.ts'
 
 let root: string
 before(async () => {
@@ -80,19 +80,31 @@ describe('LocalFileStorage', () => {
     assert.equal(await storage.exists(location), false)
   })
 
-  test('lists every object under a prefix, in the prefix URI form, with sizes', async () => {
+  test('lists every object under a prefix, in the prefix URI form, with sizes and times', async () => {
     const prefix = `file://${root}/list/t/`
+    const written = Date.now()
     await storage.put(`${prefix}data/b.parquet`, bytes('bb'))
     await storage.put(`${prefix}data/a.parquet`, bytes('a'))
     await storage.put(`${prefix}metadata/v.json`, bytes('vvv'))
     await storage.put(`file://${root}/list/tother/x`, bytes('x'))
+    // The file's modification time, not the listing's: a day back is listed a day back (whole
+    // seconds, which a file system's time holds exactly).
+    const dayAgo = new Date(Math.floor(written / 1000) * 1000 - 86_400_000)
+    await utimes(`${root}/list/t/metadata/v.json`, dayAgo, dayAgo)
     const listed = []
     for await (const object of storage.list(prefix)) listed.push(object)
-    assert.deepEqual(listed, [
-      { location: `${prefix}data/a.parquet`, size: 1 },
-      { location: `${prefix}data/b.parquet`, size: 2 },
-      { location: `${prefix}metadata/v.json`, size: 3 },
-    ])
+    assert.deepEqual(
+      listed.map(({ location, size }) => ({ location, size })),
+      [
+        { location: `${prefix}data/a.parquet`, size: 1 },
+        { location: `${prefix}data/b.parquet`, size: 2 },
+        { location: `${prefix}metadata/v.json`, size: 3 },
+      ],
+    )
+    for (const object of listed.slice(0, 2)) {
+      assert.ok(Math.abs(object.lastModified - written) < 60_000, `${object.location} was just written`)
+    }
+    assert.equal(listed[2]!.lastModified, dayAgo.getTime())
     const partial = []
     for await (const object of storage.list(`file:${root}/list/t`)) partial.push(object.location)
     assert.equal(partial.length, 4, 'a prefix without a slash also matches its siblings')
@@ -112,6 +124,36 @@ describe('LocalFileStorage', () => {
       name: 'AbortError',
     })
     assert.equal(await storage.exists(`file://${root}/aborted`), false)
+  })
+})
+
+describe('locationKey', () => {
+  const same: [string, string][] = [
+    ['s3://lake/t/data/a.parquet', 's3a://lake/t/data/a.parquet'],
+    ['s3://lake/t/data/a.parquet', 'S3N://LAKE/t//data/a.parquet'],
+    ['abfss://c@acct.dfs.core.windows.net/t/a', 'abfs://c@acct.dfs.core.windows.net/t/a'],
+    ['abfss://c@acct.dfs.core.windows.net/t/a', 'wasbs://c@acct.blob.core.windows.net/t/a'],
+    ['file:///w/t/a', 'file:/w/t/a'],
+    ['file:///w/t/a', 'file://localhost/w/t/a'],
+    ['file:///w/t/a', '/w/t/a'],
+    ['file:///w/t/', 'file:/w/t'],
+    ['s3://lake/t/kind=a b/x', 's3://lake/t/kind=a%20b/x'],
+  ]
+  for (const [a, b] of same) {
+    test(`${a} and ${b} name one object`, () => assert.equal(locationKey(a), locationKey(b)))
+  }
+  const different: [string, string][] = [
+    ['s3://lake/t/a', 's3://other/t/a'],
+    ['abfss://c@acct.dfs.core.windows.net/t/a', 'abfss://c@other.dfs.core.windows.net/t/a'],
+    ['abfss://c@acct.dfs.core.windows.net/t/a', 'abfss://d@acct.dfs.core.windows.net/t/a'],
+    ['file:///w/t/A', 'file:///w/t/a'],
+    ['s3://lake/t/a', 'file:///lake/t/a'],
+  ]
+  for (const [a, b] of different) {
+    test(`${a} and ${b} do not`, () => assert.notEqual(locationKey(a), locationKey(b)))
+  }
+  test('keeps a lone percent sign as a character of the name', () => {
+    assert.equal(locationKey('s3://lake/t/100%.parquet'), 's3://lake/t/100%.parquet')
   })
 })
 

@@ -119,7 +119,8 @@ export class LocalFileStorage implements ObjectStorage {
       for await (const path of walk(start)) {
         if (!path.startsWith(prefixPath)) continue
         const info = await stat(path).catch(() => undefined)
-        if (info?.isFile()) yield { location: toLocation(path), size: info.size }
+        if (info?.isFile())
+          yield { location: toLocation(path), size: info.size, lastModified: Math.floor(info.mtimeMs) }
       }
     } catch (error) {
       throw failure(error, 'list', prefix)

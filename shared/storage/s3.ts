@@ -213,7 +213,10 @@ export class S3Storage implements ObjectStorage {
       const pages = paginateListObjectsV2({ client: this.#client }, { Bucket: this.#bucket, Prefix: parsed.key })
       for await (const page of pages) {
         for (const item of page.Contents ?? []) {
-          if (item.Key !== undefined) yield { location: base + item.Key, size: item.Size ?? 0 }
+          if (item.Key === undefined) continue
+          // S3 always says; an object whose age were unknown counts as just written, never as old
+          const lastModified = item.LastModified?.getTime() ?? Date.now()
+          yield { location: base + item.Key, size: item.Size ?? 0, lastModified }
         }
       }
     } catch (error) {

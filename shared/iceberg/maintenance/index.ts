@@ -19,3 +19,4 @@ export {
   maintainTable,
   maintenancePolicyOf,
 } from './maintain.ts'
+export { type OrphanRequest, type OrphanResult, removeOrphanFiles } from './orphans.ts'

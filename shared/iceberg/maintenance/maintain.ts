@@ -10,10 +10,13 @@ import { type CompactionProgress, type CompactResult, compactTable } from './com
 import type { CompactionPolicy } from './compaction-plan.ts'
 import { type ExpireResult, expireSnapshots } from './expire.ts'
 import type { SnapshotRetention } from './expiry-plan.ts'
+import { type OrphanResult, removeOrphanFiles } from './orphans.ts'
 
 export interface MaintenancePolicy {
   compaction: CompactionPolicy
   retention: SnapshotRetention
+  /** An object under the table's location that nothing references is deleted once this old. */
+  orphanAgeMs: number
 }
 
 /** The operator's settings (the `maintenance` section of the configuration), in its units. */
@@ -22,6 +25,7 @@ export interface MaintenanceSettings {
   minSnapshotsToKeep: number
   targetFileSizeBytes: number
   minInputFiles: number
+  orphanAgeHours: number
 }
 
 export function maintenancePolicyOf(settings: MaintenanceSettings): MaintenancePolicy {
@@ -31,6 +35,7 @@ export function maintenancePolicyOf(settings: MaintenanceSettings): MaintenanceP
       maxSnapshotAgeMs: settings.maxSnapshotAgeHours * 3_600_000,
       minSnapshotsToKeep: settings.minSnapshotsToKeep,
     },
+    orphanAgeMs: settings.orphanAgeHours * 3_600_000,
   }
 }
 
@@ -48,11 +53,14 @@ export interface MaintainRequest {
   /** Where compaction writes files before their upload. */
   workDirectory?: string
   onProgress?: (progress: CompactionProgress) => void
+  /** Objects orphan cleanup keeps while the file beside them is referenced (a writer's sidecar). */
+  companionsOf?: (location: string) => readonly string[]
 }
 
 export interface MaintenanceReport {
   compaction: CompactResult
   expiry: ExpireResult
+  orphans: OrphanResult
   durationMs: number
 }
 
@@ -80,5 +88,15 @@ export async function maintainTable(request: MaintainRequest): Promise<Maintenan
     ...(dryRun ? { dryRun } : {}),
     ...(now ? { now } : {}),
   })
-  return { compaction, expiry, durationMs: performance.now() - started }
+  request.signal?.throwIfAborted()
+  const orphans = await removeOrphanFiles({
+    catalog,
+    storage,
+    table,
+    olderThanMs: policy.orphanAgeMs,
+    ...(dryRun ? { dryRun } : {}),
+    ...(now ? { now } : {}),
+    ...(request.companionsOf ? { companionsOf: request.companionsOf } : {}),
+  })
+  return { compaction, expiry, orphans, durationMs: performance.now() - started }
 }
