@@ -1,7 +1,8 @@
 // Floe's tables are readable, and writable, by Spark. Two real `floe run` workers ingest events of
 // every column type Spark reads (all-types.ts) into a table partitioned by identity(kind) and
-// day(ts); then one Spark session (Spark 3.5 with Iceberg's Spark runtime, spark_check.py) on the
-// stack's REST catalog reads every row back and compares every column with what was produced,
+// day(ts), and `floe maintain` compacts the first half of them into fewer files; then one Spark
+// session (Spark 3.5 with Iceberg's Spark runtime, spark_check.py) on the stack's REST catalog reads
+// every row back, rewritten or not, and compares every column with what was produced,
 // shows that a filter on either partition column plans fewer files than the table has, and
 // appends rows of its own with INSERT INTO between two of Floe's rounds while Floe keeps
 // ingesting. Afterwards pyiceberg finds every Floe id and every Spark row exactly once, Floe
@@ -14,6 +15,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { floeCommand } from '../cli/support.ts'
 import { assertEveryIdOnce, Fleet } from '../e2e/fleet.ts'
 import { endpoints } from '../harness.ts'
 import { stackDir } from '../stack/index.ts'
@@ -92,12 +94,30 @@ function keepProducing(fleet: Fleet): { stop: () => Promise<void> } {
 describe('Spark on a table Floe writes', { concurrency: false }, () => {
   test('reads every value back, prunes by partition, and appends while Floe ingests, every row once', async (t) => {
     assert.ok(interopReady(stackDir()), 'Spark is not installed: run npm run stack -- setup --interop')
-    const fleet = await Fleet.create(t, { partitions: 3, commitIntervalSeconds: 2, dataset: allTypesDataset })
+    // compaction rewrites the first half of the events: Spark then reads rewritten files and Floe's own
+    const extraConfig = 'maintenance:\n  minInputFiles: 2\n'
+    const fleet = await Fleet.create(t, {
+      partitions: 3,
+      commitIntervalSeconds: 2,
+      dataset: allTypesDataset,
+      extraConfig,
+    })
     const workers = [await fleet.start(), await fleet.start()]
     const started = () => workers.every((w) => w.logged('worker started'))
     await fleet.waitFor(() => started() || workers.some((w) => !w.running), 3 * minute, 'both workers to start')
     assert.ok(started(), `a worker exited at start: ${workers.map((w) => w.lines().at(-1)?.msg).join('; ')}`)
-    const produced = await fleet.produce(floeEvents, { event: allTypesEvent })
+    const produced: string[] = []
+    for (let round = 0; round < 3; round++) {
+      produced.push(...(await fleet.produce(floeEvents / 6, { event: allTypesEvent })))
+      await fleet.waitUntilAllSeen(3 * minute)
+    }
+    const small = await fleet.waitUntilAllSeen(3 * minute)
+    const compacted = await floeCommand(['maintain', '--config', fleet.config])
+    assert.equal(compacted.code, 0, compacted.stderr)
+    t.diagnostic(compacted.stdout.trim())
+    const rewritten = await fleet.waitUntilAllSeen(3 * minute)
+    assert.ok(rewritten.dataFiles < small.dataFiles, `compaction: ${small.dataFiles} -> ${rewritten.dataFiles} files`)
+    produced.push(...(await fleet.produce(floeEvents / 2, { event: allTypesEvent })))
     const caughtUp = await fleet.waitUntilAllSeen(3 * minute)
     assert.equal(caughtUp.ids?.missing, 0, 'Floe ingested the first events')
 
