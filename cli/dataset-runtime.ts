@@ -3,7 +3,8 @@
 // (the dataset's `storage`, else the top-level one), its own upload queue, its own upload-backlog
 // latch on top of the worker's disk and memory backpressure, and its own queue of control messages,
 // so a coordinator reading a spilled WRITE-STATUS from a frozen storage holds only its dataset.
-import { DatasetCoordinator } from '../coordinator/index.ts'
+import { join } from 'node:path'
+import { DatasetCoordinator, type DatasetCoordinatorOptions } from '../coordinator/index.ts'
 import {
   type Backpressure,
   DatasetBackpressure,
@@ -11,9 +12,11 @@ import {
   Uploader,
   UploadQueue,
 } from '../participant/index.ts'
+import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import type { ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { type FloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
@@ -151,6 +154,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     metrics,
     membership: () => participant.membership(),
     onFatal: fatal,
+    ...maintenanceOf(config, dataset),
   })
   // In topic order within the dataset; another dataset's queue runs beside it.
   let tail: Promise<void> = Promise.resolve()
@@ -183,4 +187,23 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     settled: () => tail,
   }
   return runtime
+}
+
+/**
+ * Maintenance between rounds, when `maintenance.enabled`. Compaction writes its files on the WAL
+ * volume, not in the system's temporary directory: the volume is sized for files of the target size
+ * (the manifests give /tmp 256 MiB), and its disk watermark then counts them.
+ */
+function maintenanceOf(config: FloeConfig, dataset: DatasetConfig): Pick<DatasetCoordinatorOptions, 'maintenance'> {
+  const settings = config.maintenance
+  if (!settings.enabled) return {}
+  return {
+    maintenance: {
+      intervalMs: settings.intervalMinutes * 60_000,
+      policy: maintenancePolicyOf(settings),
+      workDirectory: join(config.ingestion.wal.dir, dataset.name, 'maintenance'),
+      // Iceberg's metadata does not name a data file's bloom-filter sidecar: kept while its file is referenced.
+      companionsOf: (location) => [bloomSidecarLocation(location)],
+    },
+  }
 }

@@ -5,7 +5,7 @@ import { fromPromise } from 'xstate'
 import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import { type AppendRequest, appendFiles, type RetryPolicy } from '../shared/iceberg/commit/index.ts'
-import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import type { SnapshotSummary, TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import { type CommitPlan, planCommit } from './commit-content.ts'
@@ -47,6 +47,8 @@ export type CommitRoundResult =
       attempts: number
       /** An attempt whose outcome was unknown had landed: found by the commit id, not redone. */
       foundAfterUnknownOutcome: boolean
+      /** The committed snapshot's summary: the table's totals after the round. */
+      summary?: SnapshotSummary
     }
   /** Every partition with data was rejected: no snapshot, the ACK tells them to resync. */
   | { kind: 'rejected'; plan: CommitPlan; attempts: number }
@@ -96,6 +98,7 @@ export async function commitRound(target: CommitTarget, request: CommitRoundRequ
       plan,
       attempts: result.attempts,
       foundAfterUnknownOutcome: result.foundAfterUnknownOutcome,
+      summary: result.snapshot.summary,
     }
   } catch (error) {
     if (isFloeError(error, 'COMMIT_REJECTED') && plan && plan.check.accepted.length === 0) {

@@ -1,8 +1,9 @@
 // The coordinator of one dataset on the worker that owns partition 0 of its topic: the round
 // machine (coordinator.machine.ts) with its effects on the real table, topic and control channel,
 // and the control messages turned into machine events; round-log.ts turns every round into one
-// log line and its metrics. The worker registers it on its ControlChannel and stops it when
-// partition 0 goes.
+// log line and its metrics; maintenance-runner.ts runs table maintenance between rounds when the
+// worker asks for it. The worker registers it on its ControlChannel and stops it when partition 0
+// goes.
 import { randomUUID } from 'node:crypto'
 import { type Actor, createActor, fromPromise } from 'xstate'
 import type { ControlBody, ControlLogger, ControlMessage, WriteStatus, WriteStatusReport } from '../protocol/index.ts'
@@ -26,8 +27,10 @@ import type {
   StartRoundInput,
   StartRoundOutput,
 } from './machine-types.ts'
+import { type CoordinatorMaintenance, type MaintenanceRunner, tableMaintenance } from './maintenance-runner.ts'
 import { RoundLog } from './round-log.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
+import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
 import { rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
@@ -62,6 +65,8 @@ export interface DatasetCoordinatorOptions {
    * round fails and the next one tries again.
    */
   onFatal?: (error: FloeError) => void
+  /** Table maintenance between rounds; none when absent. */
+  maintenance?: CoordinatorMaintenance
   now?: () => number
 }
 
@@ -79,6 +84,8 @@ export class DatasetCoordinator {
   #actor: CoordinatorActor | undefined
   #round: OpenRound | undefined
   readonly #log: RoundLog
+  readonly #gauges: TableGauges
+  readonly #maintenance: MaintenanceRunner | undefined
   readonly #waiters = new RoundWaiters()
   readonly #inflight = new Set<Promise<unknown>>()
   #stopping: Promise<void> | undefined
@@ -90,12 +97,17 @@ export class DatasetCoordinator {
     this.#o = options
     this.#now = options.now ?? Date.now
     this.#labels = { dataset: options.dataset.name }
+    this.#gauges = new TableGauges(options.metrics, options.dataset.name)
     this.#log = new RoundLog({
       dataset: options.dataset.name,
       logger: options.logger,
       metrics: options.metrics,
       now: this.#now,
+      gauges: this.#gauges,
     })
+    const { catalog, storage, table, logger, metrics, maintenance } = options
+    const target = { catalog, storage, table, logger, metrics, now: this.#now, gauges: this.#gauges }
+    this.#maintenance = maintenance && tableMaintenance({ ...maintenance, ...target, dataset: options.dataset.name })
   }
 
   get dataset(): string {
@@ -159,6 +171,7 @@ export class DatasetCoordinator {
     this.#actor = actor
     this.#o.metrics.coordinatorActive.set(this.#labels, 1)
     this.#o.logger.info({ dataset: this.dataset, group, topic: this.#o.dataset.topic }, 'coordinator started')
+    this.#maintenance?.started()
     actor.start()
   }
 
@@ -214,6 +227,7 @@ export class DatasetCoordinator {
 
   async #stop(reason: string): Promise<void> {
     this.#stopReason = reason
+    this.#maintenance?.stop(reason)
     const actor = this.#actor
     if (actor && actor.getSnapshot().status === 'active') {
       const state = actor.getSnapshot().value
@@ -222,6 +236,7 @@ export class DatasetCoordinator {
     }
     await Promise.allSettled([...this.#inflight])
     this.#o.metrics.coordinatorActive.set(this.#labels, 0)
+    this.#gauges.clear()
     this.#waiters.stopped(this.#round?.commitId, reason)
     this.#actor = undefined
     this.#round = undefined
@@ -234,6 +249,8 @@ export class DatasetCoordinator {
   async #startRound(signal: AbortSignal): Promise<StartRoundOutput> {
     const { topic } = this.#o.dataset
     const { metadata } = await this.#o.catalog.loadTable(this.#o.table)
+    this.#gauges.set(mainSnapshot(metadata))
+    this.#maintenance?.tableRead(metadata.properties)
     // Before START-COMMIT: a late round's participants still wait for its ACK, and are in line
     // with the table's offsets once they have it.
     await this.#resolveUnknownOutcomes(metadata)
@@ -330,8 +347,11 @@ export class DatasetCoordinator {
 
   #onEmitted(event: CoordinatorEmitted): void {
     this.#log.emitted(event)
-    if (event.type === 'round.completed') this.#waiters.completed(event.commitId, event.outcome)
-    else if (event.type === 'round.failed') {
+    if (event.type === 'round.completed') {
+      this.#waiters.completed(event.commitId, event.outcome)
+      // Between rounds: the next one starts beside the run, whose commits assert main.
+      void this.#maintenance?.roundCompleted()
+    } else if (event.type === 'round.failed') {
       const unknown = event.phase === 'committing' && event.error.code === 'COMMIT_STATE_UNKNOWN'
       if (!unknown && isFatalCode(event.error.code)) {
         this.#o.onFatal?.(

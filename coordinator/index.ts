@@ -2,10 +2,11 @@
 // Imports protocol/ and shared/, never participant/. Pure bookkeeping (progress marker, round
 // tracker, contiguity check and its rotation walk for shared segments, commit and ACK content, the round's report), the committing actor's
 // work on top of shared/iceberg/commit, the round machine, and
-// the DatasetCoordinator that runs the machine on the real table, topic and control channel.
+// the DatasetCoordinator that runs the machine on the real table, topic and control channel, and
+// the table maintenance it runs between rounds.
 // Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts, round-log.ts,
-// round-waiters.ts, topic-reads.ts), test-fixtures.ts and read_table.py (the tests' builders and
-// pyiceberg reader).
+// round-waiters.ts, topic-reads.ts, table-gauges.ts, maintenance-schedule.ts, maintenance-runner.ts),
+// test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
 export {
   type CommitPlan,
   type CommittedPartition,
@@ -56,6 +57,8 @@ export {
   type StartRoundInput,
   type StartRoundOutput,
 } from './machine-types.ts'
+export type { CoordinatorMaintenance } from './maintenance-runner.ts'
+export { lastRunProperty } from './maintenance-schedule.ts'
 export {
   type CommittedOffset,
   decodeProgress,

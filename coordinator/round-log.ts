@@ -15,6 +15,7 @@ import {
   phaseSeconds,
   type RoundReport,
 } from './round-report.ts'
+import type { TableGauges } from './table-gauges.ts'
 import type { Resolution } from './unresolved-commits.ts'
 
 export interface RoundLogOptions {
@@ -22,6 +23,8 @@ export interface RoundLogOptions {
   logger: ControlLogger
   metrics: FloeMetrics
   now: () => number
+  /** Set from each committed snapshot's totals. */
+  gauges?: TableGauges
 }
 
 export class RoundLog {
@@ -119,6 +122,7 @@ export class RoundLog {
     if (commit === undefined || commit === this.#countedCommit) return
     this.#countedCommit = commit
     if (commit.kind !== 'committed') return
+    if (commit.summary) this.#o.gauges?.set({ summary: commit.summary })
     const { accepted, lost } = commit.plan.check
     const { metrics } = this.#o
     let records = 0n

@@ -197,6 +197,32 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset'],
       registers,
     }),
+    // the table, as the coordinator last read it, and the maintenance it runs between rounds
+    tableDataFiles: new Gauge({
+      name: 'floe_table_data_files',
+      help: "Live data files of the table's current snapshot (its summary's total-data-files)",
+      labelNames: ['dataset'],
+      registers,
+    }),
+    tableAverageFileBytes: new Gauge({
+      name: 'floe_table_average_file_bytes',
+      help: "Average size of the current snapshot's files (total-files-size / total-data-files): small files call for compaction",
+      labelNames: ['dataset'],
+      registers,
+    }),
+    maintenanceRuns: new Counter({
+      name: 'floe_maintenance_runs_total',
+      help: 'Maintenance runs of the coordinator, by outcome (ok, failed, aborted)',
+      labelNames: ['dataset', 'outcome'],
+      registers,
+    }),
+    maintenanceSeconds: new Histogram({
+      name: 'floe_maintenance_duration_seconds',
+      help: 'Duration of the maintenance runs the coordinator makes between rounds (compaction, snapshot expiry, orphan cleanup)',
+      labelNames: ['dataset'],
+      buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    }),
   }
   return metrics
 }
