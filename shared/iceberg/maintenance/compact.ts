@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Catalog, TableIdentifier } from '../../catalog/index.ts'
 import { FloeError, isFloeError, messageOf } from '../../errors.ts'
-import { type DataFileCodec, openDataFile, openDataFileReader, toDataFile } from '../../parquet/index.ts'
+import { type DataFileCodec, FileRewriter, type RewrittenFile, toDataFile } from '../../parquet/index.ts'
 import type { ObjectStorage } from '../../storage/index.ts'
 import { type ReplaceGroup, type RetryPolicy, replaceFiles } from '../commit/index.ts'
 import { type ContentFile, ManifestEntryStatus, readManifest, readManifestList } from '../manifests/index.ts'
@@ -24,7 +24,7 @@ import {
   type TableMetadata,
 } from '../metadata/index.ts'
 import { partitionPath } from '../partitioning/index.ts'
-import type { DataFile, Schema } from '../types.ts'
+import type { DataFile } from '../types.ts'
 import { type CompactionGroup, type CompactionPolicy, planCompaction } from './compaction-plan.ts'
 
 export interface CompactRequest {
@@ -190,9 +190,10 @@ async function liveFiles(
 }
 
 /**
- * Streams the group's files into new ones: each source file is read whole (it is small by
- * definition, under three quarters of the target) and passed on one row group at a time; a new
- * file starts once the one being written has reached the target on disk.
+ * Streams the group's files into new ones on a rewrite thread (shared/parquet/file-rewriter.ts):
+ * each source file is read whole (it is small by definition, under three quarters of the target)
+ * and handed over, its rows pass one row group at a time, and each file the thread closes at the
+ * target is uploaded before the next source file goes.
  */
 async function rewriteGroup(
   storage: ObjectStorage,
@@ -205,51 +206,33 @@ async function rewriteGroup(
   const spec = specById(metadata, group.specId)
   if (!spec) throw new FloeError('INVARIANT_BROKEN', `data files follow spec ${group.specId}, unknown to the table`)
   const directory = [dataDirectory(metadata), partitionPath(spec, schema, group.partition)].filter(Boolean).join('/')
-  const codec = codecOf(metadata)
   const added: DataFile[] = []
-  let open: { writer: Awaited<ReturnType<typeof openDataFile>>; local: string } | undefined
-  const finish = async () => {
-    if (!open) return
-    const { writer, local } = open
-    open = undefined
-    const metrics = await writer.close()
-    const location = `${directory}/${randomUUID()}.parquet`
-    added.push(toDataFile(metrics, { filePath: location, schema, specId: group.specId, partition: group.partition }))
-    await storage.putFile(location, local)
-    await rm(local, { force: true })
+  const upload = async (closed: readonly RewrittenFile[]) => {
+    for (const { localPath, metrics } of closed) {
+      const location = `${directory}/${randomUUID()}.parquet`
+      added.push(toDataFile(metrics, { filePath: location, schema, specId: group.specId, partition: group.partition }))
+      await storage.putFile(location, localPath)
+      await rm(localPath, { force: true })
+    }
   }
+  const rewriter = await FileRewriter.start({ schema, codec: codecOf(metadata), targetBytes, directory: workDirectory })
   try {
     for (const file of group.files) {
-      const reader = openDataFileReader(await storage.get(file.filePath), schema, file.filePath)
-      if (BigInt(reader.recordCount) !== file.recordCount) {
-        throw new FloeError(
-          'CONVERSION_FAILED',
-          `${file.filePath} holds ${reader.recordCount} rows, its manifest says ${file.recordCount}`,
-        )
-      }
-      for (let i = 0; i < reader.rowGroupCount; i++) {
-        if (!open) open = await openWriter(schema, codec, workDirectory)
-        await open.writer.append(await reader.readRowGroup(i))
-        if (open.writer.writtenBytes >= targetBytes) await finish()
-      }
+      await upload(await rewriter.add(await storage.get(file.filePath), file.filePath, file.recordCount))
     }
-    await finish()
+    await upload(await rewriter.finish())
   } catch (error) {
-    await open?.writer.abort().catch(() => {})
+    await rewriter.close(true)
     await deleteAdded(storage, [{ removed: [], added }])
     throw error
   }
+  await rewriter.close()
   const rows = added.reduce((sum, f) => sum + f.recordCount, 0n)
   if (rows !== group.records) {
     await deleteAdded(storage, [{ removed: [], added }])
     throw new FloeError('INVARIANT_BROKEN', `rewrite of ${group.partitionKey} wrote ${rows} rows of ${group.records}`)
   }
   return added
-}
-
-async function openWriter(schema: Schema, codec: DataFileCodec, workDirectory: string) {
-  const local = join(workDirectory, `${randomUUID()}.parquet`)
-  return { writer: await openDataFile({ path: local, schema, codec }), local }
 }
 
 const codecs = new Set<string>(['zstd', 'snappy', 'gzip', 'brotli', 'lz4', 'uncompressed'])
