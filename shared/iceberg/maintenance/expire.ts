@@ -6,7 +6,7 @@
 // fails leaves an orphan behind, which is counted and never read.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Catalog, TableIdentifier } from '../../catalog/index.ts'
-import { FloeError, isFloeError, messageOf } from '../../errors.ts'
+import { isFloeError } from '../../errors.ts'
 import type { ObjectStorage } from '../../storage/index.ts'
 import { backoffMs, type RetryPolicy, retryPolicy } from '../commit/index.ts'
 import { readManifest, readManifestList } from '../manifests/index.ts'
@@ -18,6 +18,7 @@ import {
   type TableRequirement,
 } from '../metadata/index.ts'
 import { type ExpiryPlan, planSnapshotExpiry, type SnapshotRetention } from './expiry-plan.ts'
+import { readNamedFile } from './named-file.ts'
 
 export interface ExpireRequest {
   catalog: Catalog
@@ -122,7 +123,7 @@ function emptyFiles(): UnreachableFiles {
 async function manifestsOf(storage: ObjectStorage, snapshots: readonly Snapshot[]): Promise<Set<string>> {
   const paths = new Set<string>()
   for (const snapshot of snapshots) {
-    const list = readManifestList(await read(storage, snapshot['manifest-list']))
+    const list = readManifestList(await readNamedFile(storage, snapshot['manifest-list']))
     for (const manifest of list.manifests) paths.add(manifest.manifestPath)
   }
   return paths
@@ -139,29 +140,16 @@ export async function unreachableFiles(storage: ObjectStorage, plan: ExpiryPlan)
   if (candidates.length === 0) return { ...emptyFiles(), manifestLists }
   const keptData = new Set<string>()
   for (const path of kept) {
-    for (const entry of readManifest(await read(storage, path)).entries) keptData.add(entry.dataFile.filePath)
+    for (const entry of readManifest(await readNamedFile(storage, path)).entries) keptData.add(entry.dataFile.filePath)
   }
   const data = new Map<string, bigint>()
   for (const path of candidates) {
-    for (const { dataFile } of readManifest(await read(storage, path)).entries) {
+    for (const { dataFile } of readManifest(await readNamedFile(storage, path)).entries) {
       if (!keptData.has(dataFile.filePath)) data.set(dataFile.filePath, dataFile.fileSizeInBytes)
     }
   }
   const dataBytes = [...data.values()].reduce((sum, bytes) => sum + bytes, 0n)
   return { manifestLists, manifests: candidates, dataFiles: [...data.keys()], dataBytes }
-}
-
-async function read(storage: ObjectStorage, location: string): Promise<Uint8Array> {
-  try {
-    return await storage.get(location)
-  } catch (error) {
-    if (!isFloeError(error, 'STORAGE_NOT_FOUND')) throw error
-    // A file a snapshot names is missing: deciding what else is unreachable would be a guess.
-    throw new FloeError('STORAGE_NOT_FOUND', `${location} is named by the table but missing: ${messageOf(error)}`, {
-      cause: error,
-      details: { location },
-    })
-  }
 }
 
 /** Deletes data files, then manifests, then manifest lists; returns how many deletions failed. */

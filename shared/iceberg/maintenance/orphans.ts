@@ -30,10 +30,11 @@
 // Spark's remove_orphan_files refuses a prefix mismatch for the same reason. Files only B names
 // are exempt: they may have been committed, and even written, after the listing.
 import type { Catalog, TableIdentifier } from '../../catalog/index.ts'
-import { FloeError, isFloeError, messageOf } from '../../errors.ts'
+import { FloeError } from '../../errors.ts'
 import { locationKey, type ObjectStorage, type StoredObject } from '../../storage/index.ts'
 import { readManifest, readManifestList } from '../manifests/index.ts'
 import { metadataDirectory, type TableMetadata } from '../metadata/index.ts'
+import { readNamedFile } from './named-file.ts'
 
 export interface OrphanRequest {
   catalog: Catalog
@@ -186,14 +187,14 @@ async function referencesOf(storage: ObjectStorage, first: Loaded, second: Loade
   }
   for (const list of lists) add(list.location, list.expected)
   await inBatches(lists, async (list) => {
-    for (const manifest of readManifestList(await read(storage, list.location)).manifests) {
+    for (const manifest of readManifestList(await readNamedFile(storage, list.location)).manifests) {
       noteManifest(manifests, manifest.manifestPath, list.expected)
     }
   })
   for (const manifest of manifests.values()) add(manifest.location, manifest.expected)
   // Every entry, whatever its status: a DELETED entry's file is still read by older snapshots.
   await inBatches([...manifests.values()], async (manifest) => {
-    for (const { dataFile } of readManifest(await read(storage, manifest.location)).entries) {
+    for (const { dataFile } of readManifest(await readNamedFile(storage, manifest.location)).entries) {
       add(dataFile.filePath, manifest.expected)
       if (dataFile.referencedDataFile) add(dataFile.referencedDataFile, false)
     }
@@ -260,19 +261,6 @@ function checkAgreement(
 async function inBatches<T>(items: readonly T[], each: (item: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += readConcurrency) {
     await Promise.all(items.slice(i, i + readConcurrency).map(each))
-  }
-}
-
-async function read(storage: ObjectStorage, location: string): Promise<Uint8Array> {
-  try {
-    return await storage.get(location)
-  } catch (error) {
-    if (!isFloeError(error, 'STORAGE_NOT_FOUND')) throw error
-    // What a missing manifest named is unknown: anything deleted now could be one of its files.
-    throw new FloeError('STORAGE_NOT_FOUND', `${location} is named by the table but missing: ${messageOf(error)}`, {
-      cause: error,
-      details: { location },
-    })
   }
 }
 
