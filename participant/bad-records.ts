@@ -51,6 +51,25 @@ export function deadLetterSenderFor(topic: string, wiring: DeadLetterWiring): De
   })
 }
 
+/** A dataset's bad-record handling, with a dead-letter sender when it names a dead-letter topic. */
+export function badRecordsOf(
+  dataset: DatasetConfig,
+  wiring: Omit<DeadLetterWiring, 'topicExists'> & { partitionCount(topic: string): Promise<number | undefined> },
+): BadRecords {
+  const topic = dataset.dlqTopic || undefined
+  const { partitionCount, ...rest } = wiring
+  return new BadRecords({
+    dataset,
+    sender:
+      topic === undefined
+        ? undefined
+        : deadLetterSenderFor(topic, { ...rest, topicExists: async () => (await partitionCount(topic)) !== undefined }),
+    logger: wiring.logger,
+    metrics: wiring.metrics,
+    phases: wiring.phases,
+  })
+}
+
 export interface BadRecordsOptions {
   dataset: DatasetConfig
   /** Required when the dataset has a dead-letter topic. */

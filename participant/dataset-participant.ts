@@ -8,11 +8,13 @@
 //   batch.
 // - one control machine per assigned partition (machine/, run by PartitionSlot): positioning from
 //   the table (invariant 2), recovery, pause/resume, END-COMMIT's flush and status, the ACK's
-//   deletes, resyncs and revocation. Control messages only reach the machines.
+//   deletes, resyncs and revocation. Control messages reach only the machines (and, in the shared
+//   layout, the WAL: it takes each ACK first).
 // What the loop and the rounds lean on lives beside it, one job a file: the WRITE-STATUS
 // (write-status-sender.ts), the group offsets (group-offsets.ts), the WAL gauges (wal-gauges.ts),
 // the sweep of unowned partitions (unowned-wal.ts), the dead-letter wiring (bad-records.ts), the
-// memory relief (relieve-memory.ts) and the idle wait (wake-up.ts).
+// memory relief (relieve-memory.ts), the idle wait (wake-up.ts) and, in the shared-segment layout
+// (`wal.layout: shared`), the dataset's one WAL and queue (SharedLayout).
 import type { ControlMessage } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
@@ -21,16 +23,23 @@ import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer 
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { PressureSource } from './backpressure/index.ts'
-import { BadRecords, deadLetterSenderFor } from './bad-records.ts'
+import { type BadRecords, badRecordsOf } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
 import { participantEventOf } from './machine/index.ts'
 import type { BadRecord } from './partition-ingest.ts'
-import { PartitionQueues } from './partition-queue.ts'
-import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalSettings } from './partition-slot.ts'
+import { type PartitionQueue, PartitionQueues } from './partition-queue.ts'
+import {
+  type DecodedFetch,
+  PartitionSlot,
+  type SlotEnvironment,
+  type WalHolder,
+  type WalSettings,
+} from './partition-slot.ts'
 import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
-import { TableFollower } from './table-follower.ts'
+import { SharedLayout } from './shared-partition-work.ts'
+import { bloomFieldIdsOf, TableFollower } from './table-follower.ts'
 import { sweepAtStart } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
 import { WakeUp } from './wake-up.ts'
@@ -104,6 +113,8 @@ export class DatasetParticipant {
   readonly #reporter: string
   readonly #reports: RoundReports
   readonly #badRecords: BadRecords
+  /** The dataset's shared WAL and its one queue (`wal.layout: shared`). */
+  readonly #shared: SharedLayout | undefined
   #running = false
   #ready = false
   #loop: Promise<void> | undefined
@@ -131,11 +142,6 @@ export class DatasetParticipant {
     // a copy: its schema and spec follow the table's, the caller's object stays as given
     const table = { ...options.table }
     this.#table = new TableFollower(table, options.table.current, options.logger)
-    const bloomFieldIds = dataset.bloomFilterColumns.map((name) => {
-      const field = options.table.schema.fields.find((f) => f.name === name)
-      if (!field) throw new FloeError('CONFIG_INVALID', `bloom filter column ${name} is not in table ${dataset.table}`)
-      return field.id
-    })
     // Data file location -> its bloom-filter sidecar: the partitions write it, the WRITE-STATUS reads it.
     const sidecars = new Map<string, string>()
     const statuses = new WriteStatusSender({
@@ -149,28 +155,21 @@ export class DatasetParticipant {
       send: options.send,
     })
     const groupOffsets = new GroupOffsets({ commit: (offsets) => this.#reader.commit(offsets), logger: options.logger })
+    const shared = options.wal.layout === 'shared' ? new SharedLayout() : undefined
+    this.#shared = shared
     this.#reports = new RoundReports({
-      send: (commitId, partitions) => statuses.send(commitId, partitions),
+      send: (commitId, message) => statuses.send(commitId, message),
       flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
       windowMs: options.statusWindowMs ?? 5000,
+      ...shared?.reports,
     })
-    const dlqTopic = dataset.dlqTopic || undefined
-    this.#badRecords = new BadRecords({
-      dataset,
-      sender:
-        dlqTopic === undefined
-          ? undefined
-          : deadLetterSenderFor(dlqTopic, {
-              producer: options.producer,
-              maxMessageBytes: options.dlqMaxMessageBytes,
-              topicExists: async () => (await options.admin.partitionCount(dlqTopic)) !== undefined,
-              running: () => this.#running,
-              wait: (ms) => this.#wakeUp.idle(ms),
-              labels: this.#labels,
-              logger: options.logger,
-              metrics: options.metrics,
-              phases: options.phases,
-            }),
+    this.#badRecords = badRecordsOf(dataset, {
+      producer: options.producer,
+      maxMessageBytes: options.dlqMaxMessageBytes,
+      partitionCount: (topic) => options.admin.partitionCount(topic),
+      running: () => this.#running,
+      wait: (ms) => this.#wakeUp.idle(ms),
+      labels: this.#labels,
       logger: options.logger,
       metrics: options.metrics,
       phases: options.phases,
@@ -179,7 +178,7 @@ export class DatasetParticipant {
       dataset,
       table,
       wal: options.wal,
-      bloomFieldIds,
+      bloomFieldIds: bloomFieldIdsOf(dataset, options.table.schema),
       autoOffsetReset: options.autoOffsetReset,
       syncRetryMs: options.syncRetryMs ?? 1000,
       reader: this.#reader,
@@ -194,6 +193,7 @@ export class DatasetParticipant {
       commitGroupOffset: (partition, offset) => groupOffsets.commit(partition, offset),
       changed: () => this.#changed(),
     }
+    shared?.attach(this.#env)
   }
 
   /** Joined the group and running its record loop. */
@@ -222,6 +222,7 @@ export class DatasetParticipant {
   /** A control message: START, END and ACK of this dataset and group go to the partitions' machines. */
   receive(message: ControlMessage): Promise<void> {
     if (message.dataset !== this.#o.dataset.name || message.group !== this.#o.group) return Promise.resolve()
+    this.#shared?.receive(message, this.#o.logger)
     for (const slot of this.#slots.values()) {
       const event = participantEventOf(message, slot.topic, slot.partition)
       if (event) slot.send(event)
@@ -229,16 +230,12 @@ export class DatasetParticipant {
     if (message.body.type === 'StartCommit') {
       // Files left by partitions moved to other workers go once the table holds them.
       const { dataset, wal, logger } = this.#o
-      const sweep = {
-        walDir: wal.dir,
-        dataset: dataset.name,
-        topic: dataset.topic,
-        owned: (partition: number) => this.#slots.has(partition),
-        queue: (partition: number) => this.#queues.of(partition),
-      }
-      sweepAtStart(message.body, sweep, logger)
+      const owned = (partition: number) => this.#slots.has(partition)
+      const queue = (partition: number) => this.#queueOf(partition)
+      sweepAtStart(message.body, { walDir: wal.dir, dataset: dataset.name, topic: dataset.topic, owned, queue }, logger)
       void this.#table.follow(({ schema, spec }) => {
         for (const slot of this.#slots.values()) slot.useTable(schema, spec)
+        this.#shared?.wal.useTable(schema, spec)
       })
     }
     return Promise.resolve()
@@ -259,6 +256,7 @@ export class DatasetParticipant {
     this.#reports.close(new FloeError('INVARIANT_BROKEN', 'participant stopped'))
     for (const slot of this.#slots.values()) await slot.shutdown().catch(() => {})
     this.#slots.clear()
+    await this.#shared?.wal.close().catch(() => {})
     this.#reportPressure()
     if (options.leave) await this.#reader.leave().catch(() => {})
   }
@@ -340,11 +338,21 @@ export class DatasetParticipant {
 
   async #rotateDue(): Promise<void> {
     for (const slot of this.#slots.values()) await slot.rotateIfDue()
+    await this.#shared?.wal.rotateIfDue()
   }
 
   async #relieveMemory(): Promise<void> {
     const { backpressure, metrics } = this.#o
-    if (await relieveMemory(this.#slots.values(), backpressure, metrics, this.#labels)) this.#reportPressure()
+    if (await relieveMemory(this.#walHolders(), backpressure, metrics, this.#labels)) this.#reportPressure()
+  }
+
+  /** What holds the dataset's WAL memory and files: the shared WAL, or each partition's log. */
+  #walHolders(): Iterable<WalHolder> {
+    return this.#shared ? [this.#shared.wal] : this.#slots.values()
+  }
+
+  #queueOf(partition: number): PartitionQueue {
+    return this.#shared?.queue ?? this.#queues.of(partition)
   }
 
   /** Creates a machine for each newly assigned partition and revokes the ones the group took away. */
@@ -360,7 +368,7 @@ export class DatasetParticipant {
     }
     for (const partition of now) {
       if (this.#slots.has(partition)) continue
-      const slot = new PartitionSlot(this.#env, partition, this.#queues.of(partition), this.#o.backpressure.paused)
+      const slot = new PartitionSlot(this.#env, partition, this.#queueOf(partition), this.#o.backpressure.paused)
       this.#slots.set(partition, slot)
       this.#o.logger.info({ partition }, 'partition assigned')
     }
@@ -369,7 +377,7 @@ export class DatasetParticipant {
   /** Tells the backpressure monitor this participant's share, and the gauges. */
   #reportPressure(): void {
     const { backpressure, metrics, uploads } = this.#o
-    reportWalPressure(this.#slots.values(), {
+    reportWalPressure(this.#walHolders(), {
       backpressure,
       reporter: this.#reporter,
       labels: this.#labels,

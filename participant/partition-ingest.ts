@@ -50,6 +50,45 @@ function internalError(error: unknown, at: IncomingRecord): FloeError {
   )
 }
 
+/**
+ * Decodes a fetched partition. Records before the asked position in the first batch are skipped
+ * (a fetch returns whole batches); bad records are returned for the dead-letter path and still
+ * advance the range: contiguity is about positions.
+ */
+export function decodeFetched(
+  topic: string,
+  partition: number,
+  fetched: FetchedPartition,
+  decoder: Decoder,
+): DecodedBatch {
+  const rows: StructValue[] = []
+  const bad: BadRecord[] = []
+  let records = 0
+  let oldest: bigint | undefined
+  for (const batch of fetched.batches) {
+    // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
+    const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
+    const list = batch.records
+    if (list.length > 0 && (oldest === undefined || batch.firstTimestamp < oldest)) oldest = batch.firstTimestamp
+    for (let i = 0; i < list.length; i++) {
+      const record = list[i]!
+      if (record.offsetDelta < skip) continue
+      records++
+      try {
+        rows.push(decoder.decode(record.value ?? undefined))
+      } catch (error) {
+        // Only the decoder's own refusals make a bad record; anything else is a bug of Floe's,
+        // and dead-lettering it would hide it behind the data (and lose good records to it).
+        const at = recordOf(topic, partition, batch, i)
+        if (!isFloeError(error, 'RECORD_MALFORMED')) throw internalError(error, at)
+        bad.push({ record: at, error })
+      }
+    }
+  }
+  const oldestTimestampMs = oldest === undefined ? undefined : Number(oldest)
+  return { from: fetched.from, next: fetched.next, records, rows, bad, oldestTimestampMs }
+}
+
 export class PartitionIngest {
   readonly topic: string
   readonly partition: number
@@ -73,38 +112,14 @@ export class PartitionIngest {
     this.uncommitted = [...(options.recovered ?? [])]
   }
 
-  /**
-   * Decodes a fetched partition. Records before the asked position in the first batch are skipped
-   * (a fetch returns whole batches); bad records are returned for the dead-letter path and still
-   * advance the range: contiguity is about positions.
-   */
+  /** Decodes a fetched partition (decodeFetched). */
   decode(fetched: FetchedPartition, decoder: Decoder): DecodedBatch {
-    const rows: StructValue[] = []
-    const bad: BadRecord[] = []
-    let records = 0
-    let oldest: bigint | undefined
-    for (const batch of fetched.batches) {
-      // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
-      const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
-      const list = batch.records
-      if (list.length > 0 && (oldest === undefined || batch.firstTimestamp < oldest)) oldest = batch.firstTimestamp
-      for (let i = 0; i < list.length; i++) {
-        const record = list[i]!
-        if (record.offsetDelta < skip) continue
-        records++
-        try {
-          rows.push(decoder.decode(record.value ?? undefined))
-        } catch (error) {
-          // Only the decoder's own refusals make a bad record; anything else is a bug of Floe's,
-          // and dead-lettering it would hide it behind the data (and lose good records to it).
-          const at = recordOf(this.topic, this.partition, batch, i)
-          if (!isFloeError(error, 'RECORD_MALFORMED')) throw internalError(error, at)
-          bad.push({ record: at, error })
-        }
-      }
-    }
-    const oldestTimestampMs = oldest === undefined ? undefined : Number(oldest)
-    return { from: fetched.from, next: fetched.next, records, rows, bad, oldestTimestampMs }
+    return decodeFetched(this.topic, this.partition, fetched, decoder)
+  }
+
+  /** The log takes appends. */
+  get open(): boolean {
+    return this.log.state === 'open'
   }
 
   /** Appends a decoded batch made at the current position; the next fetch starts where it ended. */

@@ -23,10 +23,12 @@ import {
   type SyncResult,
 } from './machine/index.ts'
 import { logParticipantEvent } from './partition-events.ts'
-import type { DecodedBatch, PartitionIngest } from './partition-ingest.ts'
+import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import { PartitionWork } from './partition-work.ts'
 import type { RoundReports } from './round-reports.ts'
+import { SharedPartitionWork } from './shared-partition-work.ts'
+import type { SharedWal } from './shared-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
 
 /** The WAL settings of a dataset's partitions (the config's `wal` section). */
@@ -35,6 +37,8 @@ export interface WalSettings {
   maxFileSizeBytes: number
   maxFileAgeMinutes: number
   maxOpenSegmentsPerPartition: number
+  /** `partition` (one PartitionLog per Kafka partition) or `shared` (one SharedLog per dataset); default partition. */
+  layout?: 'partition' | 'shared'
   compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
   /** The worker's encoder threads (`encoderThreads`); none: segments are encoded on the main thread. */
   encoders?: RowGroupEncoders
@@ -67,11 +71,50 @@ export interface SlotEnvironment {
   commitGroupOffset(partition: number, offset: bigint): void
   /** A machine changed state, an upload settled: the loop and the backpressure may look again. */
   changed(): void
+  /** The dataset's shared WAL (`wal.layout: shared`); without it each partition has a PartitionLog. */
+  shared?: SharedWal
+}
+
+/** What holds open segments and ready files: the memory relief and the WAL gauges read and act on it. */
+export interface WalHolder {
+  readonly heldBytes: number
+  readonly bufferedHeldBytes: number
+  readonly openSegmentCount: number
+  readonly readySegmentCount: number
+  readonly readyBytes: number
+  flushRowGroups(): Promise<void>
+  rotateForMemory(): Promise<void>
+}
+
+/** A partition's record path since its last sync, as the slot sees it. */
+export interface IngestView {
+  /** Where the next fetch starts; undefined while the WAL does not track the partition. */
+  readonly position: bigint | undefined
+  /** The fetch said the position is outside the log: not fetched again until a sync moves it. */
+  outOfRange: boolean
+  /** The WAL takes appends. */
+  readonly open: boolean
+  decode(fetched: FetchedPartition, decoder: Decoder): DecodedBatch
+}
+
+/**
+ * The work on one partition's WAL, in either layout (PartitionWork, SharedPartitionWork): the
+ * machine's actors and the record loop's append and triggers.
+ */
+export interface SlotWork extends WalHolder {
+  readonly ingest: IngestView | undefined
+  sync(input: SyncInput, signal: AbortSignal): Promise<SyncResult>
+  flush(input: FlushInput, signal: AbortSignal): Promise<PartitionWriteStatus>
+  acknowledge(offset: bigint): Promise<void>
+  letGo(reason: string): Promise<void>
+  append(ingest: IngestView, batch: DecodedBatch, appendable: () => boolean): Promise<boolean>
+  rotateIfDue(): Promise<void>
+  useTable(schema: Schema, spec: PartitionSpec): void
 }
 
 /** A fetched batch decoded against the partition's log of the moment (append checks it is still that one). */
 export interface DecodedFetch {
-  ingest: PartitionIngest
+  ingest: IngestView
   batch: DecodedBatch
 }
 
@@ -82,20 +125,21 @@ export interface IngestCounts {
   bad: number
 }
 
-export class PartitionSlot {
+export class PartitionSlot implements WalHolder {
   readonly partition: number
   readonly topic: string
   readonly actor: Actor<typeof participantMachine>
   readonly #env: SlotEnvironment
-  readonly #work: PartitionWork
+  readonly #work: SlotWork
 
   constructor(env: SlotEnvironment, partition: number, queue: PartitionQueue, paused: boolean) {
     this.#env = env
     this.partition = partition
     this.topic = env.dataset.topic
-    const work = new PartitionWork(env, partition, queue, (reason) =>
-      this.actor.send({ type: 'ingest.resync', reason }),
-    )
+    const resync = (reason: string) => this.actor.send({ type: 'ingest.resync', reason })
+    const work = env.shared
+      ? new SharedPartitionWork(env, partition, env.shared, resync)
+      : new PartitionWork(env, partition, queue, resync)
     this.#work = work
     const machine = participantMachine.provide({
       actors: {
@@ -125,7 +169,7 @@ export class PartitionSlot {
   /** The record loop may fetch this partition now, from `position`. */
   get position(): bigint | undefined {
     const ingest = this.#work.ingest
-    if (!ingest || ingest.outOfRange || ingest.log.state !== 'open') return undefined
+    if (!ingest || ingest.outOfRange || !ingest.open) return undefined
     return isWriting(this.actor.getSnapshot()) ? ingest.position : undefined
   }
 
@@ -146,21 +190,19 @@ export class PartitionSlot {
 
   /** Estimated memory its open segments hold, and of that their buffered rows. */
   get heldBytes(): number {
-    return this.#work.ingest?.log.heldBytes ?? 0
+    return this.#work.heldBytes
   }
   get bufferedHeldBytes(): number {
-    return this.#work.ingest?.log.bufferedHeldBytes ?? 0
+    return this.#work.bufferedHeldBytes
   }
   get openSegmentCount(): number {
-    return this.#work.ingest?.log.openSegmentCount ?? 0
+    return this.#work.openSegmentCount
   }
-
   get readySegmentCount(): number {
-    return this.#work.ingest?.log.readySegments.length ?? 0
+    return this.#work.readySegmentCount
   }
-
   get readyBytes(): number {
-    return this.#work.ingest?.log.readyBytes ?? 0
+    return this.#work.readyBytes
   }
 
   /**
@@ -193,7 +235,7 @@ export class PartitionSlot {
    * Rows go in only while the machine is writing, into the log of the last sync, at its position.
    * A batch fetched before a pause or a resync is dropped and read again later.
    */
-  #appendable(ingest: PartitionIngest, from: bigint): boolean {
+  #appendable(ingest: IngestView, from: bigint): boolean {
     return this.#work.ingest === ingest && ingest.position === from && isWriting(this.actor.getSnapshot())
   }
 

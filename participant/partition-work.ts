@@ -9,10 +9,11 @@ import { chainedRange, placeChain, uncounted } from './chain.ts'
 import type { FlushInput, SyncInput, SyncReason, SyncResult } from './machine/index.ts'
 import { type DecodedBatch, PartitionIngest } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
-import type { SlotEnvironment } from './partition-slot.ts'
+import type { SlotEnvironment, SlotWork } from './partition-slot.ts'
 import { startingPoint } from './positioning.ts'
 import { SegmentUploads } from './segment-uploads.ts'
 import {
+  type LogOptions,
   PartitionLog,
   partitionLogDirectory,
   type ReadySegment,
@@ -21,7 +22,7 @@ import {
   recoverPartition,
 } from './wal/index.ts'
 
-export class PartitionWork {
+export class PartitionWork implements SlotWork {
   readonly partition: number
   readonly topic: string
   readonly #env: SlotEnvironment
@@ -57,6 +58,22 @@ export class PartitionWork {
   /** The partition's record path since the last sync (none before the first, nor after letting go). */
   get ingest(): PartitionIngest | undefined {
     return this.#ingest
+  }
+
+  get heldBytes(): number {
+    return this.#ingest?.log.heldBytes ?? 0
+  }
+  get bufferedHeldBytes(): number {
+    return this.#ingest?.log.bufferedHeldBytes ?? 0
+  }
+  get openSegmentCount(): number {
+    return this.#ingest?.log.openSegmentCount ?? 0
+  }
+  get readySegmentCount(): number {
+    return this.#ingest?.log.readySegments.length ?? 0
+  }
+  get readyBytes(): number {
+    return this.#ingest?.log.readyBytes ?? 0
   }
 
   /** Appends a decoded batch unless `appendable` says no once the step runs; false if it did not. */
@@ -230,7 +247,7 @@ export class PartitionWork {
       },
       'partition synced',
     )
-    if (logStartJump) this.#skipped(logStartJump, input.reason)
+    if (logStartJump) this.#counted = countSkipped(this.#env, partition, logStartJump, this.#counted, input.reason)
     return { position: chainStart, origin, tableOffset, ...(logStartJump ? { logStartJump } : {}) }
   }
 
@@ -253,52 +270,60 @@ export class PartitionWork {
     if (upload) for (const segment of rotation.segments) void this.#uploads.start(ingest.log, segment).catch(() => {})
   }
 
-  /**
-   * Retention deleted records the table never got: counted (floe_records_skipped_total, reason
-   * retention) and logged with their range once, when the reader jumps over them. The coordinator
-   * counts them again when the commit that declares the jump lands (floe_records_lost_to_retention_total).
-   */
-  #skipped(jump: LogStartJump, reason: string): void {
-    const count = uncounted(jump, this.#counted)
-    this.#counted = jump
-    if (count <= 0n) return
-    this.#env.metrics.recordsSkipped.inc({ ...this.#labels, reason: 'retention' }, Number(count))
-    this.#env.logger.warn(
-      {
-        partition: this.partition,
-        reason,
-        skippedFrom: String(jump.from),
-        skippedTo: String(jump.to),
-        skipped: String(count),
-      },
-      'records lost to retention skipped: the partition resumes at the log start',
-    )
-  }
-
   #openLog(dir: string, startOffset: bigint, recovered: readonly ReadySegment[]): PartitionLog {
-    const { wal, table, bloomFieldIds } = this.#env
-    return new PartitionLog({
-      dir,
-      topic: this.topic,
-      partition: this.partition,
-      schema: table.schema,
-      spec: table.spec,
-      startOffset,
-      codec: wal.compression === 'none' ? 'uncompressed' : wal.compression,
-      bloomFilterColumns: bloomFieldIds,
-      encoders: wal.encoders,
-      limits: {
-        maxFileSizeBytes: wal.maxFileSizeBytes,
-        maxFileAgeMs: wal.maxFileAgeMinutes * 60_000,
-        maxOpenSegments: wal.maxOpenSegmentsPerPartition,
-      },
-      recovered,
-    })
+    return new PartitionLog({ ...walOptionsOf(this.#env), dir, partition: this.partition, startOffset, recovered })
   }
 }
 
+/** The options either WAL layout takes from the dataset's settings. */
+export function walOptionsOf(env: SlotEnvironment): LogOptions {
+  const { wal, table, bloomFieldIds } = env
+  return {
+    topic: env.dataset.topic,
+    schema: table.schema,
+    spec: table.spec,
+    codec: wal.compression === 'none' ? 'uncompressed' : wal.compression,
+    bloomFilterColumns: bloomFieldIds,
+    encoders: wal.encoders,
+    limits: {
+      maxFileSizeBytes: wal.maxFileSizeBytes,
+      maxFileAgeMs: wal.maxFileAgeMinutes * 60_000,
+      maxOpenSegments: wal.maxOpenSegmentsPerPartition,
+    },
+  }
+}
+
+/**
+ * Retention deleted records the table never got: counted (floe_records_skipped_total, reason
+ * retention) and logged with their range once, when the reader jumps over them. The coordinator
+ * counts them again when the commit that declares the jump lands (floe_records_lost_to_retention_total).
+ * Returns the jump to remember, so a resync that finds it again does not count it twice.
+ */
+export function countSkipped(
+  env: SlotEnvironment,
+  partition: number,
+  jump: LogStartJump,
+  counted: LogStartJump | undefined,
+  reason: string,
+): LogStartJump {
+  const count = uncounted(jump, counted)
+  if (count <= 0n) return jump
+  env.metrics.recordsSkipped.inc({ dataset: env.dataset.name, reason: 'retention' }, Number(count))
+  env.logger.warn(
+    {
+      partition,
+      reason,
+      skippedFrom: String(jump.from),
+      skippedTo: String(jump.to),
+      skipped: String(count),
+    },
+    'records lost to retention skipped: the partition resumes at the log start',
+  )
+  return jump
+}
+
 /** The promise, or the signal's reason once it aborts (the promise then runs on, unobserved). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason)
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason)

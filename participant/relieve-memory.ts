@@ -4,11 +4,11 @@
 // per participant each frees from its own partitions, the largest first.
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
 import { memoryReliefDue, type PressureSource, planMemoryRelief } from './backpressure/index.ts'
-import type { PartitionSlot } from './partition-slot.ts'
+import type { WalHolder } from './partition-slot.ts'
 
 /** Relieves memory when due; true when it flushed or rotated something. */
 export async function relieveMemory(
-  slots: Iterable<PartitionSlot>,
+  slots: Iterable<WalHolder>,
   backpressure: PressureSource,
   metrics: FloeMetrics,
   labels: { dataset: string },

@@ -15,7 +15,7 @@ function collector(t: TestContext) {
   const sent: { commitId: string; partitions: number[] }[] = []
   const broker = { down: false }
   const reports = new RoundReports({
-    send: async (commitId, statuses) => {
+    send: async (commitId, { statuses }) => {
       if (broker.down) throw new Error('broker down')
       sent.push({ commitId, partitions: statuses.map((s) => s.partition) })
     },

@@ -7,11 +7,26 @@
 // in a message of its own. A flush that takes long (a large upload, a storage outage under retry)
 // holds the others back for at most `windowMs` from the first status, so a coordinator that times
 // out a round still commits what was ready (its commit timeout, 30 s by default, is longer).
-import type { PartitionWriteStatus } from '../protocol/index.ts'
+//
+// In the shared-segment layout (`cumulative`), the coordinator keeps only a sender's newest status
+// of a round, so a status sent after the round's first message carries every status of the round
+// sent before it as well; `compose` turns the statuses into the message (summaries and rotations).
+import type { PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
+
+/** What one WRITE-STATUS carries. */
+export interface RoundMessage {
+  statuses: readonly PartitionWriteStatus[]
+  /** The shared-segment layout's rotations; absent in the per-partition layout. */
+  rotations?: readonly RotationStatus[]
+}
 
 export interface RoundReportsOptions {
-  /** Sends one WRITE-STATUS of these partitions' statuses. */
-  send(commitId: string, statuses: readonly PartitionWriteStatus[]): Promise<void>
+  /** Sends one WRITE-STATUS. */
+  send(commitId: string, message: RoundMessage): Promise<void>
+  /** Builds the message from the round's statuses; default: the statuses alone. */
+  compose?(commitId: string, statuses: readonly PartitionWriteStatus[]): RoundMessage
+  /** Each message of a round repeats the statuses sent before it in that round. */
+  cumulative?: boolean
   /** Whether some partition of this participant is flushing round `commitId` now. */
   flushing(commitId: string): boolean
   /** The longest wait for flushes still running, from the first status of the round. */
@@ -32,6 +47,8 @@ interface PendingRound {
 export class RoundReports {
   readonly #options: RoundReportsOptions
   readonly #rounds = new Map<string, PendingRound>()
+  /** The statuses sent for the newest round (cumulative only). */
+  #sent: { commitId: string; statuses: PartitionWriteStatus[] } | undefined
   #scheduled = false
   #closed: unknown
 
@@ -46,7 +63,8 @@ export class RoundReports {
     if (!round) {
       const timer = setTimeout(() => this.#dispatch(commitId), this.#options.windowMs)
       timer.unref()
-      round = { statuses: [], waiters: [], timer }
+      const before = this.#sent?.commitId === commitId ? this.#sent.statuses : []
+      round = { statuses: [...before], waiters: [], timer }
       this.#rounds.set(commitId, round)
     }
     // a newer status of the same partition (a repeated flush) replaces the older one
@@ -89,7 +107,9 @@ export class RoundReports {
     this.#rounds.delete(commitId)
     clearTimeout(round.timer)
     const statuses = [...round.statuses].sort((a, b) => a.partition - b.partition)
-    this.#options.send(commitId, statuses).then(
+    if (this.#options.cumulative) this.#sent = { commitId, statuses }
+    const message = this.#options.compose ? this.#options.compose(commitId, statuses) : { statuses }
+    this.#options.send(commitId, message).then(
       () => {
         for (const waiter of round.waiters) waiter.resolve()
       },

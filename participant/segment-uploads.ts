@@ -5,11 +5,20 @@
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import type { FloeMetrics, Logger } from '../shared/telemetry/index.ts'
+import type { ReadySegment as UploadSegment } from './upload/index.ts'
 import { bloomSidecarLocation, type UploadQueue } from './upload/index.ts'
-import type { PartitionLog, ReadySegment } from './wal/index.ts'
+
+/** A segment to upload: one layout's ready file, with the upload location recovery found in its sidecar. */
+export type UploadableSegment = UploadSegment & { readonly uploadedLocation?: string | undefined }
+
+/** The WAL that holds a segment: records where it was uploaded, in its sidecar. */
+export interface UploadRecorder<S> {
+  markUploaded(segment: S, location: string): Promise<unknown>
+}
 
 export interface SegmentUploadsOptions {
-  partition: number
+  /** The Kafka partition, for the log lines; none for a dataset's shared segments. */
+  partition?: number
   dataset: string
   uploads: UploadQueue
   dataLocation: string
@@ -32,7 +41,7 @@ export class SegmentUploads {
   }
 
   /** The segment's DataFile once it is in storage. */
-  start(log: PartitionLog, segment: ReadySegment): Promise<DataFile> {
+  start<S extends UploadableSegment>(log: UploadRecorder<S>, segment: S): Promise<DataFile> {
     const started = this.#started.get(segment.uuid)
     if (started) return started
     const stored =
@@ -65,7 +74,7 @@ export class SegmentUploads {
     for (const uuid of [...this.#started.keys()]) if (!uuids.has(uuid)) this.forget(uuid)
   }
 
-  async #put(log: PartitionLog, segment: ReadySegment): Promise<DataFile> {
+  async #put<S extends UploadableSegment>(log: UploadRecorder<S>, segment: S): Promise<DataFile> {
     const { uploads, dataLocation, metrics, logger, dataset, partition } = this.#o
     try {
       const file = await uploads.enqueue(segment, dataLocation)

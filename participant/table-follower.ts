@@ -3,6 +3,7 @@
 // segment opened afterwards follow the new schema and spec (open ones finish under theirs, see
 // PartitionLog.useTable). Also the partition type of every spec a segment was written under, for
 // the WRITE-STATUS.
+import type { DatasetConfig } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema, StructType } from '../shared/iceberg/index.ts'
 import { compilePartitioner } from '../shared/iceberg/partitioning/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
@@ -76,4 +77,13 @@ export class TableFollower {
       this.#reading = false
     }
   }
+}
+
+/** The field ids of the dataset's bloom-filter columns in the table's schema. */
+export function bloomFieldIdsOf(dataset: DatasetConfig, schema: Schema): number[] {
+  return dataset.bloomFilterColumns.map((name) => {
+    const field = schema.fields.find((f) => f.name === name)
+    if (!field) throw new FloeError('CONFIG_INVALID', `bloom filter column ${name} is not in table ${dataset.table}`)
+    return field.id
+  })
 }

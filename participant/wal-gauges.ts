@@ -2,7 +2,7 @@
 // open-segment memory and of the upload backlog) and to the gauges.
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
 import type { PressureSource } from './backpressure/index.ts'
-import type { PartitionSlot } from './partition-slot.ts'
+import type { WalHolder } from './partition-slot.ts'
 import type { UploadQueue } from './upload/index.ts'
 
 export interface WalGaugeTargets {
@@ -14,7 +14,7 @@ export interface WalGaugeTargets {
   uploads: UploadQueue
 }
 
-export function reportWalPressure(slots: Iterable<PartitionSlot>, to: WalGaugeTargets): void {
+export function reportWalPressure(slots: Iterable<WalHolder>, to: WalGaugeTargets): void {
   let memory = 0
   let ready = 0
   let openFiles = 0

@@ -55,7 +55,7 @@ describe('the WRITE-STATUS sender', () => {
     const sent: ControlMessage[] = []
     const { status, rejoin } = sender(sent)
     rejoin()
-    await status.send('c-1', [written(0, [file(0)]), { kind: 'empty', topic: 'events', partition: 1 }])
+    await status.send('c-1', { statuses: [written(0, [file(0)]), { kind: 'empty', topic: 'events', partition: 1 }] })
     const [message] = sent as ControlMessage<WriteStatus>[]
     assert.equal(message?.commitId, 'c-1')
     assert.deepEqual(message?.sender, { workerId: 'w1', memberId: 'm-1', generation: 4 })
@@ -73,12 +73,14 @@ describe('the WRITE-STATUS sender', () => {
     t.after(() => rm(dir, { recursive: true, force: true }))
     const sent: ControlMessage[] = []
     const { status } = sender(sent, { tableLocation: pathToFileURL(dir).href, maxBytes: 200 })
-    await status.send('c-2', [
-      written(
-        0,
-        Array.from({ length: 20 }, (_, i) => file(i)),
-      ),
-    ])
+    await status.send('c-2', {
+      statuses: [
+        written(
+          0,
+          Array.from({ length: 20 }, (_, i) => file(i)),
+        ),
+      ],
+    })
     const [message] = sent as ControlMessage<WriteStatus>[]
     assert.equal(message?.body.partitions[0]?.files.length, 0)
     assert.equal(message?.body.filesPointer?.fileCount, 20)

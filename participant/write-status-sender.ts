@@ -5,15 +5,16 @@
 import {
   type ControlMessage,
   fileListLocation,
-  type PartitionWriteStatus,
   type Sender,
   spillFiles,
   toDataFileEntry,
   toPartitionStatus,
+  toRotation,
   type WriteStatus,
 } from '../protocol/index.ts'
-import type { StructType } from '../shared/iceberg/index.ts'
+import type { DataFile, StructType } from '../shared/iceberg/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
+import type { RoundMessage } from './round-reports.ts'
 
 export interface WriteStatusSenderOptions {
   dataset: string
@@ -37,8 +38,10 @@ export class WriteStatusSender {
     this.#o = options
   }
 
-  async send(commitId: string, statuses: readonly PartitionWriteStatus[]): Promise<void> {
+  async send(commitId: string, { statuses, rotations }: RoundMessage): Promise<void> {
     const { dataset, group, workerId, statusSpill, sidecars } = this.#o
+    const toEntry = (file: DataFile) =>
+      toDataFileEntry(file, this.#o.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath))
     let message: ControlMessage<WriteStatus> = {
       dataset,
       group,
@@ -47,11 +50,8 @@ export class WriteStatusSender {
       timeMs: Date.now(),
       body: {
         type: 'WriteStatus',
-        partitions: statuses.map((status) =>
-          toPartitionStatus(status, (file) =>
-            toDataFileEntry(file, this.#o.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath)),
-          ),
-        ),
+        partitions: statuses.map((status) => toPartitionStatus(status, toEntry)),
+        ...(rotations === undefined ? {} : { rotations: rotations.map((rotation) => toRotation(rotation, toEntry)) }),
       },
     }
     if (statusSpill) {

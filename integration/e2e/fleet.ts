@@ -37,6 +37,8 @@ export interface FleetOptions {
    */
   catalog?: 'rest' | 'sql' | 'postgres'
   extraConfig?: string
+  /** ingestion.wal.layout of the workers (default: the config's default). */
+  walLayout?: 'partition' | 'shared'
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
   /**
@@ -305,7 +307,7 @@ ${catalog.yaml}${storage}ingestion:
   wal:
     dir: ${join(dir, 'wal-unused')}
     maxFileAgeMinutes: 1
-datasets:
+${options.walLayout ? `    layout: ${options.walLayout}\n` : ''}datasets:
   - name: events
     topic: ${topic}
     table: ${table}

@@ -10,11 +10,11 @@ export interface ReadySegment {
   /** Chosen at rotation; names the object, so a repeated upload replaces it (invariant 7). */
   uuid: string
   localPath: string
-  topic: string
-  partition: number
-  /** The Kafka offset range `[start, end)` the segment covers. */
-  start: bigint
-  end: bigint
+  /** The Kafka partition and range `[start, end)` the segment covers; none for a shared segment, which holds many. */
+  topic?: string
+  partition?: number
+  start?: bigint
+  end?: bigint
   /** Iceberg's partition path, e.g. `ts_day=2025-11-30`; empty for an unpartitioned table. */
   partitionPath: string
   dataFile: Omit<DataFile, 'filePath'>

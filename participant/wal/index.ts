@@ -4,11 +4,13 @@
 // the shared-segment layout (docs/architecture.md, "Shared segments"): one SharedLog per dataset,
 // its recovery, and the rotation walk that recovery, ACKs, rejections and revocations apply.
 // Files not re-exported here are internal: open-segments.ts (routing rows to one segment per
-// Iceberg partition, under the table they follow), log-options.ts and log-queues.ts (what both
-// layouts take and run on), make-ready.ts and shared-cut.ts (a rotation's durable steps in each
+// Iceberg partition, under the table they follow), log-queues.ts (what both layouts run on; log-options.ts
+// gives only the LogOptions type), make-ready.ts and shared-cut.ts (a rotation's durable steps in each
 // layout), ready-rotations.ts (a SharedLog's ready files), durable.ts (fsync, atomic replace,
 // ordered deletes), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/ (tests
 // only), and wal.bench.ts (a benchmark, outside `npm test`).
+
+export type { LogOptions } from './log-options.ts'
 export {
   activeFileName,
   parseWalFileName,

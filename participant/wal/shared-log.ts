@@ -115,6 +115,9 @@ export class SharedLog {
   get bufferedHeldBytes(): number {
     return this.#segments.bufferedHeldBytes
   }
+  get readySegmentCount(): number {
+    return this.#ready.list.reduce((count, rotation) => count + rotation.segments.length, 0)
+  }
   /** Bytes of ready files not yet uploaded. */
   get readyBytes(): number {
     return this.#ready.unuploadedBytes
@@ -154,23 +157,21 @@ export class SharedLog {
   /** Appends one polled batch of one partition; `nextOffset` advances its range even with no rows. */
   append(partition: number, rows: readonly StructValue[], nextOffset: bigint): Promise<void> {
     return this.#queues.write(async () => {
+      await this.#append(this.#tracked(partition), partition, rows, nextOffset)
+    })
+  }
+
+  /**
+   * Appends a batch fetched from `from`, unless the partition no longer reads there (a walk moved
+   * it after the fetch): false, nothing appended. Checked in the step that appends, so no walk can
+   * come between the check and the rows.
+   */
+  appendFrom(partition: number, from: bigint, rows: readonly StructValue[], nextOffset: bigint): Promise<boolean> {
+    return this.#queues.write(async () => {
       const position = this.#positions.get(partition)
-      if (!position) {
-        throw new FloeError(
-          'INVARIANT_BROKEN',
-          `partition ${partition} appended to the shared WAL before it was read`,
-          {
-            details: { topic: this.topic, partition },
-          },
-        )
-      }
-      if (nextOffset < position.end || (rows.length > 0 && nextOffset === position.end)) {
-        throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
-          details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
-        })
-      }
-      if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
-      position.end = nextOffset
+      if (position?.end !== from) return false
+      await this.#append(position, partition, rows, nextOffset)
+      return true
     })
   }
 
@@ -302,6 +303,29 @@ export class SharedLog {
     this.#ready.add(rotation)
     this.#segments.rotated()
     return rotation
+  }
+
+  #tracked(partition: number): Position {
+    const position = this.#positions.get(partition)
+    if (position) return position
+    throw new FloeError('INVARIANT_BROKEN', `partition ${partition} appended to the shared WAL before it was read`, {
+      details: { topic: this.topic, partition },
+    })
+  }
+
+  async #append(
+    position: Position,
+    partition: number,
+    rows: readonly StructValue[],
+    nextOffset: bigint,
+  ): Promise<void> {
+    if (nextOffset < position.end || (rows.length > 0 && nextOffset === position.end)) {
+      throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
+        details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
+      })
+    }
+    if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
+    position.end = nextOffset
   }
 
   #refuseUncut(partition: number, what: string): void {

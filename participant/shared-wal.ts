@@ -1,0 +1,376 @@
+// The shared-segment layout on the record path (docs/architecture.md, "Shared segments"): one
+// SharedLog per dataset on this worker, appended to by every assigned Kafka partition, and what the
+// partitions' machines ask of it. A partition's machine still syncs, flushes, acknowledges and
+// lets go on its own; here each of those becomes one step on the dataset's queue (every partition
+// of the dataset shares one, because every step may move every partition: a cut claims all of
+// them, a walk rewinds any of them), and the WAL-wide parts run once: the round's cut and uploads
+// (the first flush of a round makes them, the others share them), the ACK's deletes and walk (the
+// participant hands the ACK here before its machines see it), the size/age/memory cuts.
+//
+// A round's snapshot, each partition's summary over it and the round's one WRITE-STATUS are
+// SharedRounds' (shared-rounds.ts).
+import type { CommitAcks, PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
+import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
+import { FloeError, messageOf } from '../shared/index.ts'
+import { placeChain } from './chain.ts'
+import type { FlushInput, SyncResult } from './machine/index.ts'
+import type { DecodedBatch } from './partition-ingest.ts'
+import type { PartitionQueue } from './partition-queue.ts'
+import type { SlotEnvironment } from './partition-slot.ts'
+import { walOptionsOf } from './partition-work.ts'
+import { startingPoint } from './positioning.ts'
+import { SegmentUploads } from './segment-uploads.ts'
+import { SharedRounds } from './shared-rounds.ts'
+import { ackPlan, type ChainState } from './shared-status.ts'
+import {
+  partitionKey,
+  type RotationReason,
+  recoverSharedLog,
+  SharedLog,
+  type SharedRotation,
+  type SharedSegment,
+  sharedLogDirectory,
+} from './wal/index.ts'
+
+/** At most this many rotations in one WRITE-STATUS (the rest wait for the next round). */
+const maxRotationsPerStatus = 64
+
+export class SharedWal {
+  readonly #env: SlotEnvironment
+  readonly #queue: PartitionQueue
+  readonly #dir: string
+  readonly #uploads: SegmentUploads
+  readonly #labels: { dataset: string }
+  #log: SharedLog | undefined
+  /** Per synced partition: where its uncommitted chain starts, as its machine holds it. */
+  readonly #chains = new Map<number, ChainState>()
+  /** Partitions recovery kept rotations of that have not synced yet, with the table's offset. */
+  readonly #recovered = new Map<number, bigint | undefined>()
+  readonly #rounds: SharedRounds
+  readonly #recorder = {
+    markUploaded: (segment: SharedSegment, location: string) =>
+      this.#log?.markUploaded(segment.uuid, location) ?? Promise.resolve(undefined),
+  }
+
+  constructor(env: SlotEnvironment, queue: PartitionQueue) {
+    this.#env = env
+    this.#queue = queue
+    this.#dir = sharedLogDirectory(env.wal.dir, env.dataset.name)
+    this.#labels = { dataset: env.dataset.name }
+    this.#uploads = new SegmentUploads({
+      dataset: env.dataset.name,
+      uploads: env.uploads,
+      dataLocation: env.table.dataLocation,
+      metrics: env.metrics,
+      logger: env.logger,
+      sidecars: env.sidecars,
+      settled: () => env.changed(),
+    })
+    this.#rounds = new SharedRounds({
+      cut: () => this.#queue.run(() => this.#cutForRound()),
+      upload: (segment) => this.#uploads.start(this.#recorder, segment),
+    })
+  }
+
+  /** Where the partition reads next; undefined while it is not tracked or the WAL is not open. */
+  position(partition: number): bigint | undefined {
+    return this.#log?.state === 'open' ? this.#log.position(partition) : undefined
+  }
+
+  get heldBytes(): number {
+    return this.#log?.heldBytes ?? 0
+  }
+  get bufferedHeldBytes(): number {
+    return this.#log?.bufferedHeldBytes ?? 0
+  }
+  get openSegmentCount(): number {
+    return this.#log?.openSegmentCount ?? 0
+  }
+  get readySegmentCount(): number {
+    return this.#log?.readySegmentCount ?? 0
+  }
+  get readyBytes(): number {
+    return this.#log?.readyBytes ?? 0
+  }
+
+  /**
+   * Positions the partition from the table (invariant 2) and makes the WAL agree: what it read
+   * since the last cut is cut first (so it moves with nothing uncut, S1), then the walk keeps the
+   * rotations that chain from where the partition's chain starts and drops the rest whole.
+   */
+  sync(partition: number): Promise<SyncResult & { chainStart: bigint; reused: number }> {
+    return this.#queue.run(async () => {
+      const log = await this.#open()
+      if (log.state === 'failed') await log.discardOpen()
+      if (log.hasUncut(partition)) await this.#cut(log, 'resync')
+      const { topic } = log
+      const point = await startingPoint(this.#env, topic, partition)
+      this.#chains.delete(partition)
+      this.#recovered.delete(partition)
+      let walked = await this.#walk(log, 'resync', new Map([[partition, point.start]]), partition)
+      const kept = walked.next.get(partition)
+      const placed = placeChain({
+        start: point.start,
+        tableOffset: point.tableOffset,
+        keptUpTo: kept !== undefined && kept !== point.start ? kept : undefined,
+        logStart: point.logStart,
+      })
+      if (placed.dropKept) walked = await this.#walk(log, 'resync', new Map([[partition, undefined]]), partition)
+      const { chainStart, position, logStartJump } = placed
+      log.read(partition, position)
+      this.#chains.set(partition, {
+        topic,
+        partition,
+        chainStart,
+        origin: point.origin,
+        ...(logStartJump ? { logStartJump } : {}),
+      })
+      const reused = log.rotations.filter((r) => r.ranges.some((range) => range.partition === partition)).length
+      return {
+        position: chainStart,
+        origin: point.origin,
+        tableOffset: point.tableOffset,
+        chainStart,
+        reused,
+        ...(logStartJump ? { logStartJump } : {}),
+      }
+    })
+  }
+
+  /** Appends a batch fetched at its `from` if `appendable` still says yes; false if it was not appended. */
+  append(partition: number, batch: DecodedBatch, appendable: () => boolean): Promise<boolean> {
+    return this.#queue.run(async () => {
+      const log = this.#log
+      if (!log || !appendable()) return false
+      if (!(await log.appendFrom(partition, batch.from, batch.rows, batch.next))) return false
+      this.#rounds.appended(partition, batch.oldestTimestampMs)
+      return true
+    })
+  }
+
+  /** The WAL failed while writing: its partitions must sync again before they read on. */
+  get failed(): boolean {
+    return this.#log?.state === 'failed'
+  }
+
+  /** END-COMMIT of one partition: its summary over the round's snapshot, or `gap` (SharedRounds.flush). */
+  flush(partition: number, input: FlushInput): Promise<PartitionWriteStatus | 'gap'> {
+    return this.#rounds.flush(partition, input)
+  }
+
+  /** The round's WRITE-STATUS from the statuses its partitions handed in (SharedRounds.compose). */
+  compose(
+    commitId: string,
+    statuses: readonly PartitionWriteStatus[],
+  ): { statuses: PartitionWriteStatus[]; rotations: RotationStatus[] } {
+    return this.#rounds.compose(commitId, statuses)
+  }
+
+  /**
+   * ACK-COMMIT: the accepted rotations go, the chains of committed partitions start at their new
+   * offsets, and the walk drops what the ACK rejected (and everything after it that no longer
+   * chains), rewinding the partitions that lost a range. Machines of rejected partitions sync again.
+   */
+  acknowledged(commitId: string, acks: CommitAcks): Promise<void> {
+    return this.#queue.run(async () => {
+      const log = this.#log
+      if (log?.state !== 'open') return
+      const reported = this.#rounds.reported(commitId)
+      const plan = ackPlan(acks, [...this.#chains.values()], reported)
+      const deleted = await log.deleteRotations(plan.accepted)
+      for (const rotation of deleted) this.#forget(rotation)
+      for (const { topic, partition, offset } of acks.committed) {
+        const chain = this.#chains.get(partition)
+        if (!chain || topic !== log.topic) continue
+        chain.chainStart = offset
+        if (chain.logStartJump && offset > chain.logStartJump.from) delete chain.logStartJump
+      }
+      const from = new Map<number, bigint | undefined>()
+      for (const [key, offset] of plan.from) {
+        const partition = this.#partitionOf(key)
+        if (partition !== undefined) from.set(partition, offset)
+      }
+      await this.#walk(log, 'commit', from, undefined, plan.rejected)
+    })
+  }
+
+  /** Revocation: the partition is let go of; rotations holding it go, and the partitions they held read again. */
+  release(partition: number): Promise<void> {
+    return this.#queue.run(async () => {
+      // The chain start it had, so its rotations go as not assigned (not as of unknown offset).
+      const start = this.#chains.get(partition)?.chainStart ?? this.#recovered.get(partition)
+      this.#chains.delete(partition)
+      this.#recovered.delete(partition)
+      const log = this.#log
+      if (!log) return
+      if (log.state === 'failed') await log.discardOpen()
+      if (log.state === 'open') await this.#walk(log, 'revoke', new Map([[partition, start]]))
+    })
+  }
+
+  /** Cuts when a size, age or open-segment trigger says so. */
+  async rotateIfDue(): Promise<void> {
+    const reason = this.#log?.rotationDue()
+    if (!reason) return
+    await this.#queue.run(async () => {
+      const log = this.#log
+      if (log?.state === 'open' && log.rotationDue()) await this.#cut(log, reason)
+    })
+  }
+
+  /** Cuts now to free the memory the open segments hold. */
+  async rotateForMemory(): Promise<void> {
+    if (!this.#log || this.#log.openSegmentCount === 0) return
+    await this.#queue.run(async () => {
+      const log = this.#log
+      if (log?.state === 'open') await this.#cut(log, 'memory')
+    })
+  }
+
+  async flushRowGroups(): Promise<void> {
+    if (!this.#log || this.#log.bufferedBytes === 0) return
+    await this.#queue.run(async () => {
+      if (this.#log?.state === 'open') await this.#log.flushRowGroups()
+    })
+  }
+
+  useTable(schema: Schema, spec: PartitionSpec): void {
+    void this.#queue
+      .run(async () => {
+        if (this.#log?.state === 'open') await this.#log.useTable(schema, spec)
+      })
+      .catch(() => {})
+  }
+
+  /** Shutdown: what is open is cut (a restart reuses it), and the log closes. */
+  close(): Promise<void> {
+    return this.#queue.run(async () => {
+      const log = this.#log
+      if (!log) return
+      if (log.state === 'open') {
+        await this.#cut(log, 'shutdown', false).catch((error: unknown) => {
+          this.#env.logger.warn({ err: messageOf(error) }, 'could not cut the shared WAL on shutdown')
+        })
+      }
+      await log.close().catch(() => {})
+    })
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  /** The log, recovered from disk on first use against the table and the assignment of the moment. */
+  async #open(): Promise<SharedLog> {
+    if (this.#log) return this.#log
+    const env = this.#env
+    const topic = env.dataset.topic
+    const tableOffsets = await env.table.offsets()
+    const assigned = env.reader.assigned()
+    const recovered = await recoverSharedLog(this.#dir, {
+      topic,
+      tableOffsets,
+      assigned,
+      specId: env.table.spec['spec-id'],
+    })
+    const log = new SharedLog({
+      ...walOptionsOf(env),
+      dir: this.#dir,
+      recovered: recovered.rotations,
+      nextSequence: recovered.nextSequence,
+    })
+    this.#log = log
+    for (const rotation of recovered.rotations) {
+      for (const range of rotation.ranges) this.#recovered.set(range.partition, tableOffsets.get(range.partition))
+      this.#startUploads(rotation)
+    }
+    env.logger.info(
+      {
+        keptRotations: recovered.rotations.length,
+        deletedFiles: recovered.deleted.length,
+        nextSequence: String(recovered.nextSequence),
+      },
+      'shared WAL recovered',
+    )
+    return log
+  }
+
+  /** The round's cut: what every partition read so far becomes a rotation; the oldest ones are reported. */
+  async #cutForRound(): Promise<readonly SharedRotation[]> {
+    const log = await this.#open()
+    if (log.state !== 'open') {
+      throw new FloeError('STORAGE_UNAVAILABLE', 'the shared WAL failed; its partitions read again first')
+    }
+    await this.#cut(log, 'commit')
+    return log.rotations.slice(0, maxRotationsPerStatus)
+  }
+
+  /**
+   * The walk over every partition the WAL holds or recovered for: `from` overrides the chain
+   * starts held, `adding` is a partition being synced (assigned, with no chain yet).
+   */
+  async #walk(
+    log: SharedLog,
+    reason: RotationReason,
+    from: ReadonlyMap<number, bigint | undefined>,
+    adding?: number,
+    rejected?: ReadonlySet<string>,
+  ): Promise<{ next: Map<number, bigint | undefined> }> {
+    const { topic } = log
+    const starts = new Map<string, bigint | undefined>()
+    const assigned = new Set<number>([...this.#chains.keys(), ...this.#recovered.keys()])
+    if (adding !== undefined) assigned.add(adding)
+    for (const [partition, chain] of this.#chains) starts.set(partitionKey(topic, partition), chain.chainStart)
+    for (const [partition, offset] of this.#recovered) starts.set(partitionKey(topic, partition), offset)
+    for (const [partition, offset] of from) starts.set(partitionKey(topic, partition), offset)
+    const jumps = new Map<string, NonNullable<ChainState['logStartJump']>>()
+    for (const [partition, chain] of this.#chains) {
+      if (chain.logStartJump && !from.has(partition)) jumps.set(partitionKey(topic, partition), chain.logStartJump)
+    }
+    const result = await log.walk({
+      from: starts,
+      assigned: [...assigned],
+      jumps,
+      ...(rejected ? { rejected } : {}),
+      reason,
+    })
+    if (result.cut) this.#cutDone(result.cut)
+    for (const { rotation, reason: why } of result.dropped) {
+      this.#forget(rotation)
+      this.#env.logger.info(
+        { rotation: rotation.id, sequence: String(rotation.sequence), reason: why, files: rotation.segments.length },
+        'shared WAL rotation dropped',
+      )
+    }
+    if (result.rewound.length > 0) {
+      this.#env.logger.info({ partitions: result.rewound, reason }, 'partitions read again from their kept chain')
+    }
+    this.#env.changed()
+    return { next: result.next }
+  }
+
+  async #cut(log: SharedLog, reason: RotationReason, upload = true): Promise<void> {
+    const rotation = await log.cut(reason)
+    if (rotation) this.#cutDone(rotation, upload)
+  }
+
+  #cutDone(rotation: SharedRotation, upload = true): void {
+    this.#env.metrics.rotations.inc({ ...this.#labels, reason: rotation.reason })
+    this.#rounds.cut(rotation)
+    if (upload) this.#startUploads(rotation)
+  }
+
+  #startUploads(rotation: SharedRotation): void {
+    for (const segment of rotation.segments) void this.#uploads.start(this.#recorder, segment).catch(() => {})
+  }
+
+  #forget(rotation: SharedRotation): void {
+    for (const segment of rotation.segments) this.#uploads.forget(segment.uuid)
+    this.#rounds.forget(rotation)
+  }
+
+  #partitionOf(key: string): number | undefined {
+    const topic = this.#env.dataset.topic
+    const at = key.indexOf('@')
+    if (at < 0 || key.slice(at + 1) !== topic) return undefined
+    return Number(key.slice(0, at))
+  }
+}
