@@ -43,16 +43,7 @@ export class PartitionWork implements SlotWork {
     this.#queue = queue
     this.#resync = resync
     this.#labels = { dataset: env.dataset.name }
-    this.#uploads = new SegmentUploads({
-      partition,
-      dataset: env.dataset.name,
-      uploads: env.uploads,
-      dataLocation: env.table.dataLocation,
-      metrics: env.metrics,
-      logger: env.logger,
-      sidecars: env.sidecars,
-      settled: () => env.changed(),
-    })
+    this.#uploads = segmentUploadsOf(env, partition)
   }
 
   /** The partition's record path since the last sync (none before the first, nor after letting go). */
@@ -273,6 +264,20 @@ export class PartitionWork implements SlotWork {
   #openLog(dir: string, startOffset: bigint, recovered: readonly ReadySegment[]): PartitionLog {
     return new PartitionLog({ ...walOptionsOf(this.#env), dir, partition: this.partition, startOffset, recovered })
   }
+}
+
+/** The uploads of either WAL layout's segments: of one partition's, or (without one) the dataset's shared ones. */
+export function segmentUploadsOf(env: SlotEnvironment, partition?: number): SegmentUploads {
+  return new SegmentUploads({
+    ...(partition === undefined ? {} : { partition }),
+    dataset: env.dataset.name,
+    uploads: env.uploads,
+    dataLocation: env.table.dataLocation,
+    metrics: env.metrics,
+    logger: env.logger,
+    sidecars: env.sidecars,
+    settled: () => env.changed(),
+  })
 }
 
 /** The options either WAL layout takes from the dataset's settings. */

@@ -17,9 +17,9 @@ import type { FlushInput, SyncResult } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
-import { walOptionsOf } from './partition-work.ts'
+import { segmentUploadsOf, walOptionsOf } from './partition-work.ts'
 import { startingPoint } from './positioning.ts'
-import { SegmentUploads } from './segment-uploads.ts'
+import type { SegmentUploads } from './segment-uploads.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
 import {
@@ -57,15 +57,7 @@ export class SharedWal {
     this.#queue = queue
     this.#dir = sharedLogDirectory(env.wal.dir, env.dataset.name)
     this.#labels = { dataset: env.dataset.name }
-    this.#uploads = new SegmentUploads({
-      dataset: env.dataset.name,
-      uploads: env.uploads,
-      dataLocation: env.table.dataLocation,
-      metrics: env.metrics,
-      logger: env.logger,
-      sidecars: env.sidecars,
-      settled: () => env.changed(),
-    })
+    this.#uploads = segmentUploadsOf(env)
     this.#rounds = new SharedRounds({
       cut: () => this.#queue.run(() => this.#cutForRound()),
       upload: (segment) => this.#uploads.start(this.#recorder, segment),
