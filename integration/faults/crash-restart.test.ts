@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
-import { assertExactlyOnce, badEvery, fastFleet, freeze, logged, minute } from './support.ts'
+import { assertExactlyOnce, badEvery, fastFleet, freeze, killAtRandomAndRestart, logged, minute } from './support.ts'
 
 /** What recovery found in a worker's WAL when its partitions synced, over all its restarts. */
 function recovered(workers: WorkerProcess[]): { reused: number; deleted: number } {
@@ -25,17 +25,7 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
   test('workers killed at random moments and restarted on their WAL lose and duplicate nothing', async (t) => {
     const fleet = await Fleet.create(t, { ...fastFleet, commitIntervalSeconds: 3 })
     await Promise.all([fleet.start(), fleet.start(), fleet.start()])
-    for (let kill = 0; kill < 4; kill++) {
-      // Fresh events each time, so the kill meets open segments, ready files and uploads.
-      await fleet.produce(1500, { batch: 100, badEvery })
-      await fleet.nextCommit(3 * minute)
-      await sleep(Math.floor(Math.random() * 3000))
-      const running = fleet.workers.filter((w) => w.running)
-      const victim = running[Math.floor(Math.random() * running.length)]
-      assert.ok(victim)
-      victim.kill('SIGKILL')
-      await fleet.restart(victim)
-    }
+    await killAtRandomAndRestart(fleet, 4)
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(4 * minute))
     t.diagnostic(`WAL files found at restart: ${JSON.stringify(recovered(fleet.workers))}`)

@@ -3,6 +3,7 @@
 // when the test ends, even when it fails.
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { assertEveryIdOnce, type Fleet, type SettledResult, type WorkerProcess } from '../e2e/fleet.ts'
 import { freezeService, restartBroker, thawService } from '../stack/index.ts'
 
@@ -42,6 +43,55 @@ export async function restartKafka(t: TestContext, how: { hard?: boolean; downMs
   })
   await restartBroker(0, how)
   done = true
+}
+
+/** Past the session timeout (6 s) with room for the rebalance that follows. */
+export const frozenMs = 12_000
+
+/**
+ * Kills a random running worker with SIGKILL `kills` times, after a round and a random wait, and
+ * restarts it on its WAL; fresh events each time, so a kill meets open segments, ready files and
+ * uploads.
+ */
+export async function killAtRandomAndRestart(fleet: Fleet, kills: number): Promise<void> {
+  for (let kill = 0; kill < kills; kill++) {
+    await fleet.produce(1500, { batch: 100, badEvery })
+    await fleet.nextCommit(3 * minute)
+    await sleep(Math.floor(Math.random() * 3000))
+    const running = fleet.workers.filter((w) => w.running)
+    const victim = running[Math.floor(Math.random() * running.length)]
+    assert.ok(victim)
+    victim.kill('SIGKILL')
+    await fleet.restart(victim)
+  }
+}
+
+/**
+ * Freezes a worker that is not the coordinator past its session timeout while events keep coming
+ * (the others take its partitions and write them), wakes it, and checks every id once and that it
+ * carries on. `delayMs`: how long it reads the new events before it freezes.
+ */
+export async function zombieWakes(
+  t: TestContext,
+  fleet: Fleet,
+  options: { events: number; delayMs: number },
+): Promise<WorkerProcess> {
+  await Promise.all([fleet.start(), fleet.start(), fleet.start()])
+  await fleet.produce(1500, { badEvery })
+  const coordinator = await fleet.coordinator()
+  await fleet.nextCommit(3 * minute)
+  const zombie = fleet.workers.find((w) => w.running && w !== coordinator)
+  assert.ok(zombie)
+  const producing = fleet.produce(options.events, { batch: 100, badEvery })
+  await sleep(options.delayMs)
+  const thaw = freezeWorker(t, zombie)
+  await sleep(frozenMs)
+  thaw()
+  await producing
+  await fleet.produce(500, { badEvery })
+  await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
+  assert.ok(zombie.running, 'the woken worker carries on')
+  return zombie
 }
 
 /** Lines a worker logged with message `msg`. */

@@ -1,36 +1,11 @@
-// Zombies on the real stack: a worker frozen (SIGSTOP) past its session timeout while events stream
-// in, its partitions moved to the others, then woken (SIGCONT) with its open segments, its
-// in-flight uploads and its stale idea of which partitions it owns; and the same for the worker
-// that runs the coordinator, which wakes in the middle of a round that another coordinator has
-// long replaced. pyiceberg counts every id after a settling time in which a zombie's late commit
-// would land.
-import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Fleet } from '../e2e/fleet.ts'
-import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute, ownership } from './support.ts'
-
-/** Past the session timeout (6 s) with room for the rebalance that follows. */
-const frozenMs = 12_000
+import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute, ownership, zombieWakes } from './support.ts'
 
 describe('zombie workers', { concurrency: false }, () => {
   test('a participant frozen past its session timeout and woken again loses and duplicates nothing', async (t) => {
     const fleet = await Fleet.create(t, fastFleet)
-    await Promise.all([fleet.start(), fleet.start(), fleet.start()])
-    await fleet.produce(1500, { badEvery })
-    const coordinator = await fleet.coordinator()
-    await fleet.nextCommit(3 * minute)
-    const zombie = fleet.workers.find((w) => w.running && w !== coordinator)
-    assert.ok(zombie)
-    const thaw = freezeWorker(t, zombie)
-    // Events keep coming while it is frozen: the others take its partitions and write them.
-    const producing = fleet.produce(1500, { batch: 100, badEvery })
-    await sleep(frozenMs)
-    thaw()
-    await producing
-    await fleet.produce(500, { badEvery })
-    await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
-    assert.ok(zombie.running, 'the woken worker carries on')
+    await zombieWakes(t, fleet, { events: 1500, delayMs: 0 })
     t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })
 
