@@ -16,13 +16,14 @@
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--encoder-threads N]
-//     [--timeout-minutes 20] [--quick]
+//     [--layout partition|shared] [--timeout-minutes 20] [--quick]
 //
 // --partitioned: the table is partitioned by bucket[3](user_id), three Iceberg partitions.
 // --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
 //   workers run (the ceiling then reads the topic after them), and the commit visibility's p99.
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
+// --layout: the workers' ingestion.wal.layout (default: the workers' default, partition).
 // --quick: 20,000 events at 4 and 64 partitions, a smoke run (not figures to quote).
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -62,6 +63,8 @@ const partitioned = process.argv.includes('--partitioned')
 const timeoutMs = Number(flag('timeout-minutes') ?? 20) * 60_000
 // ingestion.wal.encoderThreads of the workers; unset, the workers' default (the cores available).
 const encoderThreads = flag('encoder-threads')
+// ingestion.wal.layout of the workers; unset, the workers' default.
+const walLayout = flag('layout')
 
 const connection: KafkaConnection = { brokers: endpoints().kafka.brokers, clientId: 'floe-bench-scale' }
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
@@ -92,7 +95,7 @@ async function configFile(dir: string, topic: string, controlTopic: string, tabl
   commitIntervalSeconds: ${commitIntervalSeconds}
   wal:
     dir: ${join(dir, 'wal-unused')}
-${encoderThreads === undefined ? '' : `    encoderThreads: ${encoderThreads}\n`}datasets:
+${encoderThreads === undefined ? '' : `    encoderThreads: ${encoderThreads}\n`}${walLayout === undefined ? '' : `    layout: ${walLayout}\n`}datasets:
   - name: scale
     topic: ${topic}
     table: ${table}
