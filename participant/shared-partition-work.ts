@@ -3,8 +3,12 @@
 // it on the dataset's one queue. What PartitionWork does per partition and the shared layout does
 // once per dataset (rotation triggers, memory relief, the table's changes, the ACK's deletes)
 // is the SharedWal's, called by the DatasetParticipant; here those are no-ops.
-import type { ControlMessage, LogStartJump, PartitionWriteStatus } from '../protocol/index.ts'
-import { partitionAcksOf } from '../protocol/index.ts'
+import {
+  type ControlMessage,
+  type LogStartJump,
+  type PartitionWriteStatus,
+  partitionAcksOf,
+} from '../protocol/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition } from '../shared/kafka/index.ts'
 import type { Decoder } from './decode/index.ts'

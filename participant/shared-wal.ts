@@ -24,6 +24,7 @@ import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
 import {
   partitionKey,
+  partitionOfKey,
   type RotationReason,
   recoverSharedLog,
   SharedLog,
@@ -179,7 +180,7 @@ export class SharedWal {
       }
       const from = new Map<number, bigint | undefined>()
       for (const [key, offset] of plan.from) {
-        const partition = this.#partitionOf(key)
+        const partition = partitionOfKey(key, log.topic)
         if (partition !== undefined) from.set(partition, offset)
       }
       await this.#walk(log, 'commit', from, undefined, plan.rejected)
@@ -357,12 +358,5 @@ export class SharedWal {
   #forget(rotation: SharedRotation): void {
     for (const segment of rotation.segments) this.#uploads.forget(segment.uuid)
     this.#rounds.forget(rotation)
-  }
-
-  #partitionOf(key: string): number | undefined {
-    const topic = this.#env.dataset.topic
-    const at = key.indexOf('@')
-    if (at < 0 || key.slice(at + 1) !== topic) return undefined
-    return Number(key.slice(0, at))
   }
 }

@@ -45,6 +45,7 @@ export {
 } from './rotation-manifest.ts'
 export {
   partitionKey,
+  partitionOfKey,
   type WalkDropReason,
   type WalkInput,
   type WalkRange,

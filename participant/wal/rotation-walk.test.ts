@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { partitionKey, type WalkDropReason, type WalkInput, type WalkRotation, walkRotations } from './rotation-walk.ts'
+import {
+  partitionKey,
+  partitionOfKey,
+  type WalkDropReason,
+  type WalkInput,
+  type WalkRotation,
+  walkRotations,
+} from './rotation-walk.ts'
 
 // Two Kafka partitions of topic `t` share the worker's files: r (1) is the one that moves, k (2)
 // the one the worker keeps. Offsets are small so a row reads as its story.
@@ -346,4 +353,10 @@ describe('the rotation walk beyond the crash table', () => {
       { kept: ['R2'], dropped: { R1: 'stale-range' }, next: { [r]: 30, [k]: 50 }, rewound: [k] },
     )
   })
+})
+
+test('partitionOfKey reads back the partition of a partitionKey of the same topic only', () => {
+  assert.equal(partitionOfKey(partitionKey('orders.eu', 17), 'orders.eu'), 17)
+  assert.equal(partitionOfKey(partitionKey('orders.eu', 17), 'orders'), undefined)
+  assert.equal(partitionOfKey('17', 'orders'), undefined)
 })

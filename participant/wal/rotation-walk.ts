@@ -80,6 +80,13 @@ export function partitionKey(topic: string, partition: number): string {
   return `${partition}@${topic}`
 }
 
+/** The partition a partitionKey names, if it is of `topic`. */
+export function partitionOfKey(key: string, topic: string): number | undefined {
+  const at = key.indexOf('@')
+  if (at < 0 || key.slice(at + 1) !== topic) return undefined
+  return Number(key.slice(0, at))
+}
+
 export function walkRotations(input: WalkInput): WalkResult {
   const { from, assigned } = input
   const jumps = input.jumps ?? new Map<string, LogStartJump>()
