@@ -16,7 +16,7 @@
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--encoder-threads N]
-//     [--layout partition|shared] [--timeout-minutes 20] [--quick]
+//     [--layout partition|shared] [--cpu-profile DIR] [--timeout-minutes 20] [--quick]
 //
 // --partitioned: the table is partitioned by bucket[3](user_id), three Iceberg partitions.
 // --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
@@ -24,6 +24,9 @@
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
 // --layout: the workers' ingestion.wal.layout (default: the workers' default, partition).
+// --cpu-profile DIR: each worker writes a V8 CPU profile into DIR (node --cpu-prof), stopped with
+//   SIGTERM and drained at the end of its point so the profile is written; open it in Chrome's
+//   DevTools or read its self times with bench/cpu-profile.ts.
 // --quick: 20,000 events at 4 and 64 partitions, a smoke run (not figures to quote).
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -65,6 +68,10 @@ const timeoutMs = Number(flag('timeout-minutes') ?? 20) * 60_000
 const encoderThreads = flag('encoder-threads')
 // ingestion.wal.layout of the workers; unset, the workers' default.
 const walLayout = flag('layout')
+const cpuProfileDir = flag('cpu-profile')
+const workerEnv: NodeJS.ProcessEnv = cpuProfileDir
+  ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${cpuProfileDir}`.trim() }
+  : {}
 
 const connection: KafkaConnection = { brokers: endpoints().kafka.brokers, clientId: 'floe-bench-scale' }
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
@@ -133,8 +140,13 @@ async function startWorkers(dir: string, config: string): Promise<{ worker: Work
   for (let w = 1; w <= workerCount; w++) {
     const wal = join(dir, `w${w}`, 'wal')
     await mkdir(wal, { recursive: true })
-    const worker = new WorkerProcess(`scale-w${w}`, config, join(dir, `w${w}.log`), {}, wal)
+    const worker = new WorkerProcess(`scale-w${w}`, config, join(dir, `w${w}.log`), workerEnv, wal)
     cleanups.push(async () => {
+      // A profile is written at a clean exit only: drain first, and kill only what does not stop.
+      if (cpuProfileDir) {
+        worker.kill('SIGTERM')
+        await Promise.race([worker.exited, sleep(60_000)])
+      }
       worker.kill('SIGKILL')
       await worker.exited
     })

@@ -36,6 +36,7 @@ import {
   type WalHolder,
   type WalSettings,
 } from './partition-slot.ts'
+import { BrokerPositions, gatheredLoad } from './positioning.ts'
 import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
 import { SharedLayout } from './shared-partition-work.ts'
@@ -139,8 +140,9 @@ export class DatasetParticipant {
       },
       { rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again') },
     )
-    // a copy: its schema and spec follow the table's, the caller's object stays as given
-    const table = { ...options.table }
+    // a copy: its schema and spec follow the table's, the caller's object stays as given; an
+    // assignment's partitions read the table's offsets together
+    const table = { ...options.table, offsets: gatheredLoad(options.table.offsets) }
     this.#table = new TableFollower(table, options.table.current, options.logger)
     // Data file location -> its bloom-filter sidecar: the partitions write it, the WRITE-STATUS reads it.
     const sidecars = new Map<string, string>()
@@ -180,6 +182,7 @@ export class DatasetParticipant {
       wal: options.wal,
       bloomFieldIds: bloomFieldIdsOf(dataset, options.table.schema),
       autoOffsetReset: options.autoOffsetReset,
+      broker: new BrokerPositions(dataset.topic, options.admin, this.#reader),
       syncRetryMs: options.syncRetryMs ?? 1000,
       reader: this.#reader,
       admin: options.admin,

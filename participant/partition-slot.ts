@@ -26,6 +26,7 @@ import { logParticipantEvent } from './partition-events.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import { PartitionWork } from './partition-work.ts'
+import type { BrokerPositionLookup } from './positioning.ts'
 import type { RoundReports } from './round-reports.ts'
 import { SharedPartitionWork } from './shared-partition-work.ts'
 import type { SharedWal } from './shared-wal.ts'
@@ -56,6 +57,8 @@ export interface SlotEnvironment {
   wal: WalSettings
   bloomFieldIds: readonly number[]
   autoOffsetReset: 'earliest' | 'latest'
+  /** The log starts, log ends and group offsets a starting point needs, asked in batches. */
+  broker: BrokerPositionLookup
   syncRetryMs: number
   reader: GroupReader
   admin: KafkaAdmin

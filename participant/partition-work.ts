@@ -195,7 +195,7 @@ export class PartitionWork implements SlotWork {
   async #sync(input: SyncInput, signal: AbortSignal): Promise<SyncResult> {
     const { table, dataset, wal } = this.#env
     const { topic, partition } = this
-    const { start, origin, tableOffset, logStart } = await startingPoint(this.#env, topic, partition)
+    const { start, origin, tableOffset, logStart } = await startingPoint(this.#env, partition)
     signal.throwIfAborted()
 
     // What the old log read is kept when it can be: its open segments become ready files, and

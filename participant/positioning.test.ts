@@ -2,7 +2,7 @@
 // group and the broker.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { type PositionSources, type StartingPoint, startingPoint } from './positioning.ts'
+import { BrokerPositions, type PositionSources, type StartingPoint, startingPoint } from './positioning.ts'
 
 function sources(given: {
   table?: bigint
@@ -14,8 +14,11 @@ function sources(given: {
   const one = (offset: bigint | undefined) => new Map(offset === undefined ? [] : [[4, offset]])
   return {
     table: { offsets: async () => one(given.table) },
-    reader: { committed: async () => one(given.group) },
-    admin: { startOffsets: async () => one(given.logStart), endOffsets: async () => one(given.logEnd) },
+    broker: {
+      logStart: async () => given.logStart,
+      logEnd: async () => given.logEnd,
+      committed: async () => given.group,
+    },
     autoOffsetReset: given.reset,
   }
 }
@@ -46,7 +49,60 @@ const cases: { name: string; given: Parameters<typeof sources>[0]; expected: Sta
 describe('startingPoint', () => {
   for (const { name, given, expected } of cases) {
     test(name, async () => {
-      assert.deepEqual(await startingPoint(sources(given), 'events', 4), expected)
+      assert.deepEqual(await startingPoint(sources(given), 4), expected)
     })
   }
+})
+
+describe('BrokerPositions', () => {
+  function counting() {
+    const asked: { kind: string; partitions: number[] }[] = []
+    const offsets = (kind: string, base: bigint) => async (_topic: string, partitions: number[]) => {
+      asked.push({ kind, partitions })
+      return new Map(partitions.map((p) => [p, base + BigInt(p)]))
+    }
+    const admin = { startOffsets: offsets('start', 0n), endOffsets: offsets('end', 1000n) }
+    const reader = {
+      committed: async (partitions: number[]) => {
+        asked.push({ kind: 'committed', partitions })
+        // partition 2 has no committed offset
+        return new Map(partitions.filter((p) => p !== 2).map((p) => [p, 500n + BigInt(p)]))
+      },
+    }
+    return { asked, positions: new BrokerPositions('events', admin, reader) }
+  }
+
+  test('lookups made in the same turn of the event loop are one request per kind', async () => {
+    const { asked, positions } = counting()
+    const starts = await Promise.all([0, 1, 2, 1].map((p) => positions.logStart(p)))
+    const committed = await Promise.all([0, 1, 2].map((p) => positions.committed(p)))
+    assert.deepEqual(starts, [0n, 1n, 2n, 1n])
+    assert.deepEqual(committed, [500n, 501n, undefined])
+    assert.deepEqual(asked, [
+      { kind: 'start', partitions: [0, 1, 2] },
+      { kind: 'committed', partitions: [0, 1, 2] },
+    ])
+  })
+
+  test('a later turn asks again, and a failed request fails every lookup it carried', async () => {
+    const { asked, positions } = counting()
+    assert.equal(await positions.logEnd(3), 1003n)
+    assert.equal(await positions.logEnd(3), 1003n)
+    assert.equal(asked.length, 2)
+    const failing = new BrokerPositions(
+      'events',
+      {
+        startOffsets: async () => {
+          throw new Error('broker unreachable')
+        },
+        endOffsets: async () => new Map(),
+      },
+      { committed: async () => new Map() },
+    )
+    const results = await Promise.allSettled([failing.logStart(0), failing.logStart(1)])
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    )
+  })
 })

@@ -12,13 +12,13 @@
 import type { CommitAcks, PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
-import { placeChain } from './chain.ts'
+import { type ChainPlacement, placeChain } from './chain.ts'
 import type { FlushInput, SyncResult } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
 import { segmentUploadsOf, walOptionsOf } from './partition-work.ts'
-import { startingPoint } from './positioning.ts'
+import { type BrokerFacts, brokerFactsOf, Gathered, type StartingPoint, startingPointOf } from './positioning.ts'
 import type { SegmentUploads } from './segment-uploads.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
@@ -32,6 +32,9 @@ import {
   type SharedSegment,
   sharedLogDirectory,
 } from './wal/index.ts'
+
+/** A partition's sync, with where its chain starts and how many kept rotations hold its ranges. */
+export type SharedSync = SyncResult & { chainStart: bigint; reused: number }
 
 /** At most this many rotations in one WRITE-STATUS (the rest wait for the next round). */
 const maxRotationsPerStatus = 64
@@ -48,6 +51,13 @@ export class SharedWal {
   /** Partitions recovery kept rotations of that have not synced yet, with the table's offset. */
   readonly #recovered = new Map<number, bigint | undefined>()
   readonly #rounds: SharedRounds
+  /** Partitions waiting to sync, answered together in one turn on the queue. */
+  readonly #syncs = new Gathered<SharedSync>(
+    (partitions) => this.#syncAll(partitions),
+    (run) => void this.#queue.run(run),
+  )
+  /** Per partition waiting to sync: what the broker said, asked when it asked. */
+  readonly #brokerFacts = new Map<number, Promise<BrokerFacts>>()
   readonly #recorder = {
     markUploaded: (segment: SharedSegment, location: string) =>
       this.#log?.markUploaded(segment.uuid, location) ?? Promise.resolve(undefined),
@@ -90,44 +100,69 @@ export class SharedWal {
    * Positions the partition from the table (invariant 2) and makes the WAL agree: what it read
    * since the last cut is cut first (so it moves with nothing uncut, S1), then the walk keeps the
    * rotations that chain from where the partition's chain starts and drops the rest whole.
+   * Partitions that ask while others wait for their turn on the queue are synced together, with
+   * one table read and one walk (an assignment of 1,000 partitions made 1,000 of each); the
+   * broker is asked at once, before the turn, so they are asked together too (BrokerPositions).
    */
-  sync(partition: number): Promise<SyncResult & { chainStart: bigint; reused: number }> {
-    return this.#queue.run(async () => {
-      const log = await this.#open()
-      if (log.state === 'failed') await log.discardOpen()
-      if (log.hasUncut(partition)) await this.#cut(log, 'resync')
-      const { topic } = log
-      const point = await startingPoint(this.#env, topic, partition)
+  sync(partition: number): Promise<SharedSync> {
+    const facts = brokerFactsOf(this.#env, partition)
+    facts.catch(() => {})
+    this.#brokerFacts.set(partition, facts)
+    return this.#syncs.get(partition) as Promise<SharedSync>
+  }
+
+  async #syncAll(partitions: number[]): Promise<Map<number, SharedSync>> {
+    const log = await this.#open()
+    if (log.state === 'failed') await log.discardOpen()
+    if (partitions.some((partition) => log.hasUncut(partition))) await this.#cut(log, 'resync')
+    const tableOffsets = await this.#env.table.offsets()
+    const points = new Map<number, StartingPoint>()
+    for (const partition of partitions) {
+      const facts = this.#brokerFacts.get(partition) ?? brokerFactsOf(this.#env, partition)
+      this.#brokerFacts.delete(partition)
+      points.set(partition, startingPointOf(tableOffsets.get(partition), await facts, this.#env.autoOffsetReset))
       this.#chains.delete(partition)
       this.#recovered.delete(partition)
-      let walked = await this.#walk(log, 'resync', new Map([[partition, point.start]]), partition)
-      const kept = walked.next.get(partition)
-      const placed = placeChain({
-        start: point.start,
-        tableOffset: point.tableOffset,
-        keptUpTo: kept !== undefined && kept !== point.start ? kept : undefined,
-        logStart: point.logStart,
-      })
-      if (placed.dropKept) walked = await this.#walk(log, 'resync', new Map([[partition, undefined]]), partition)
-      const { chainStart, position, logStartJump } = placed
+    }
+    const starts = new Map([...points].map(([partition, point]) => [partition, point.start]))
+    const { next } = await this.#walk(log, 'resync', starts, partitions)
+    const placed = new Map<number, StartingPoint & ChainPlacement>()
+    for (const [partition, point] of points) {
+      const kept = next.get(partition)
+      const keptUpTo = kept !== undefined && kept !== point.start ? kept : undefined
+      placed.set(partition, { ...point, ...placeChain({ ...point, keptUpTo }) })
+    }
+    const place = (partition: number) => {
+      const { chainStart, position, logStartJump, origin } = placed.get(partition) as StartingPoint & ChainPlacement
       log.read(partition, position)
       this.#chains.set(partition, {
-        topic,
+        topic: log.topic,
         partition,
         chainStart,
-        origin: point.origin,
+        origin,
         ...(logStartJump ? { logStartJump } : {}),
       })
-      const reused = log.rotations.filter((r) => r.ranges.some((range) => range.partition === partition)).length
-      return {
-        position: chainStart,
-        origin: point.origin,
-        tableOffset: point.tableOffset,
-        chainStart,
-        reused,
-        ...(logStartJump ? { logStartJump } : {}),
+    }
+    // The others are placed (read, with their chains) before the kept rotations of those that
+    // must drop them go: a rotation shared with a placed partition rewinds it, as a later sync would.
+    const dropping = partitions.filter((partition) => placed.get(partition)?.dropKept)
+    for (const partition of partitions) if (!dropping.includes(partition)) place(partition)
+    if (dropping.length > 0) {
+      await this.#walk(log, 'resync', new Map(dropping.map((partition) => [partition, undefined])), dropping)
+      for (const partition of dropping) place(partition)
+    }
+    const reused = new Map<number, number>()
+    for (const rotation of log.rotations) {
+      for (const partition of new Set(rotation.ranges.map((range) => range.partition))) {
+        reused.set(partition, (reused.get(partition) ?? 0) + 1)
       }
-    })
+    }
+    const synced = new Map<number, SharedSync>()
+    for (const [partition, { origin, tableOffset, chainStart, logStartJump }] of placed) {
+      const result = { position: chainStart, origin, tableOffset, chainStart, reused: reused.get(partition) ?? 0 }
+      synced.set(partition, { ...result, ...(logStartJump ? { logStartJump } : {}) })
+    }
+    return synced
   }
 
   /** Appends a batch fetched at its `from` if `appendable` still says yes; false if it was not appended. */
@@ -183,7 +218,7 @@ export class SharedWal {
         const partition = partitionOfKey(key, log.topic)
         if (partition !== undefined) from.set(partition, offset)
       }
-      await this.#walk(log, 'commit', from, undefined, plan.rejected)
+      await this.#walk(log, 'commit', from, [], plan.rejected)
     })
   }
 
@@ -304,13 +339,13 @@ export class SharedWal {
     log: SharedLog,
     reason: RotationReason,
     from: ReadonlyMap<number, bigint | undefined>,
-    adding?: number,
+    adding: readonly number[] = [],
     rejected?: ReadonlySet<string>,
   ): Promise<{ next: Map<number, bigint | undefined> }> {
     const { topic } = log
     const starts = new Map<string, bigint | undefined>()
     const assigned = new Set<number>([...this.#chains.keys(), ...this.#recovered.keys()])
-    if (adding !== undefined) assigned.add(adding)
+    for (const partition of adding) assigned.add(partition)
     for (const [partition, chain] of this.#chains) starts.set(partitionKey(topic, partition), chain.chainStart)
     for (const [partition, offset] of this.#recovered) starts.set(partitionKey(topic, partition), offset)
     for (const [partition, offset] of from) starts.set(partitionKey(topic, partition), offset)
