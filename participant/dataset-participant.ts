@@ -140,8 +140,7 @@ export class DatasetParticipant {
       },
       { rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again') },
     )
-    // a copy: its schema and spec follow the table's, the caller's object stays as given; an
-    // assignment's partitions read the table's offsets together
+    // a copy (its schema and spec follow the table's); an assignment's partitions load it together
     const table = { ...options.table, offsets: gatheredLoad(options.table.offsets) }
     this.#table = new TableFollower(table, options.table.current, options.logger)
     // Data file location -> its bloom-filter sidecar: the partitions write it, the WRITE-STATUS reads it.
@@ -231,9 +230,10 @@ export class DatasetParticipant {
       if (event) slot.send(event)
     }
     if (message.body.type === 'StartCommit') {
-      // Files left by partitions moved to other workers go once the table holds them.
+      // Files left by partitions moved to other workers go once the table holds them (in the
+      // shared layout, every partition's folder is what the other layout left).
       const { dataset, wal, logger } = this.#o
-      const owned = (partition: number) => this.#slots.has(partition)
+      const owned = (partition: number) => !this.#shared && this.#slots.has(partition)
       const queue = (partition: number) => this.#queueOf(partition)
       sweepAtStart(message.body, { walDir: wal.dir, dataset: dataset.name, topic: dataset.topic, owned, queue }, logger)
       void this.#table.follow(({ schema, spec }) => {
