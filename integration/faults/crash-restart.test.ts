@@ -17,6 +17,11 @@ function recovered(workers: WorkerProcess[]): { reused: number; deleted: number 
       reused += Number(line.reusedFiles ?? 0)
       deleted += Number(line.deletedFiles ?? 0)
     }
+    // the shared layout recovers once per worker and dataset, not per partition
+    for (const line of logged(worker, 'shared WAL recovered')) {
+      reused += Number(line.keptRotations ?? 0)
+      deleted += Number(line.deletedFiles ?? 0)
+    }
   }
   return { reused, deleted }
 }
