@@ -18,6 +18,18 @@ import { type ErrorCode, errorCodes, FloeError } from '../errors.ts'
 import type { IcebergValue } from '../iceberg/index.ts'
 import { type EncodedRowGroup, RowGroupEncoder, type RowGroupEncoding } from './row-group-encoder.ts'
 
+/**
+ * Each encoder thread's heap. V8 lets a heap grow with garbage far past what it holds live, while a
+ * thread's heap takes a hard limit and collects within it. A task holds one row group (at most
+ * 16 MiB as the writer counts it, about three times that as V8 holds it) and its encoded pages:
+ * 256 MiB of old space holds that several times over, and a thread that runs out anyway dies, is
+ * replaced, and its group is encoded on the main thread. Measured with the scale benchmark
+ * (1,000,000 events, 4 partitions, shared layout, alternating): peak RSS 962-1,020 MiB without a
+ * limit, 779-782 MiB with this one, events per CPU-second the same within the noise; a 16 MiB young
+ * generation instead of 64 MiB kept the RSS (727-729 MiB) but cost about 18 % of the CPU.
+ */
+const THREAD_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 64 }
+
 /** Where a data file writer has its row groups encoded (encoders off: on its own thread). */
 export interface RowGroupEncoders {
   encode(encoding: EncodingHandle, columns: IcebergValue[][], rowCount: number): Promise<EncodedRowGroup>
@@ -160,7 +172,7 @@ export class EncoderPool implements RowGroupEncoders {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#threadModule)
+    const worker = new Worker(this.#threadModule, { resourceLimits: THREAD_HEAP })
     worker.unref()
     const slot: Slot = { worker, running: undefined }
     let failure: unknown
