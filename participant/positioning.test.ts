@@ -54,6 +54,21 @@ describe('startingPoint', () => {
   }
 })
 
+test('a partition the table has seen asks the broker for its log start only', async () => {
+  const unasked = async (): Promise<bigint> => {
+    throw new Error('not to be asked')
+  }
+  const point = await startingPoint(
+    {
+      table: { offsets: async () => new Map([[4, 120n]]) },
+      broker: { logStart: async () => 7n, logEnd: unasked, committed: unasked },
+      autoOffsetReset: 'latest',
+    },
+    4,
+  )
+  assert.deepEqual(point, { start: 120n, origin: 'table', tableOffset: 120n, logStart: 7n })
+})
+
 describe('BrokerPositions', () => {
   function counting() {
     const asked: { kind: string; partitions: number[] }[] = []

@@ -29,42 +29,30 @@ export interface PositionSources {
   autoOffsetReset: 'earliest' | 'latest'
 }
 
-/** What the broker says about a partition, asked before (or beside) the table's offset. */
-export interface BrokerFacts {
-  logStart: bigint
-  group: bigint | undefined
-  /** Asked only when `auto.offset.reset` is latest. */
-  logEnd: bigint | undefined
-}
-
-export async function brokerFactsOf(sources: Omit<PositionSources, 'table'>, partition: number): Promise<BrokerFacts> {
-  const { broker } = sources
-  const [logStart, group, logEnd] = await Promise.all([
-    broker.logStart(partition),
-    broker.committed(partition),
-    sources.autoOffsetReset === 'latest' ? broker.logEnd(partition) : undefined,
-  ])
-  return { logStart, group, logEnd }
-}
-
-export function startingPointOf(
+/**
+ * The starting point once the table's offset is known, from the log start asked beside it: the
+ * group's offset only for a partition the table never saw, the log end only past that too.
+ */
+export async function startingPointAfter(
+  sources: Omit<PositionSources, 'table'>,
+  partition: number,
   tableOffset: bigint | undefined,
-  facts: BrokerFacts,
-  autoOffsetReset: 'earliest' | 'latest',
-): StartingPoint {
-  const { logStart, group } = facts
+  logStartAsked: Promise<bigint>,
+): Promise<StartingPoint> {
+  const logStart = await logStartAsked
   if (tableOffset !== undefined) return { start: tableOffset, origin: 'table', tableOffset, logStart }
+  const group = await sources.broker.committed(partition)
   if (group !== undefined) return { start: group, origin: 'group-offset', tableOffset, logStart }
-  const reset = autoOffsetReset === 'earliest' ? logStart : facts.logEnd
+  const reset = sources.autoOffsetReset === 'earliest' ? logStart : await sources.broker.logEnd(partition)
   return { start: reset ?? 0n, origin: 'offset-reset', tableOffset, logStart }
 }
 
 export async function startingPoint(sources: PositionSources, partition: number): Promise<StartingPoint> {
-  const facts = brokerFactsOf(sources, partition)
+  const logStart = sources.broker.logStart(partition)
   // Both asked at once; a failed table read must not leave the broker's rejection unhandled.
-  facts.catch(() => {})
+  logStart.catch(() => {})
   const tableOffset = (await sources.table.offsets()).get(partition)
-  return startingPointOf(tableOffset, await facts, sources.autoOffsetReset)
+  return startingPointAfter(sources, partition, tableOffset, logStart)
 }
 
 /**

@@ -18,7 +18,7 @@ import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
 import { segmentUploadsOf, walOptionsOf } from './partition-work.ts'
-import { type BrokerFacts, brokerFactsOf, Gathered, type StartingPoint, startingPointOf } from './positioning.ts'
+import { Gathered, type StartingPoint, startingPointAfter } from './positioning.ts'
 import type { SegmentUploads } from './segment-uploads.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
@@ -56,8 +56,8 @@ export class SharedWal {
     (partitions) => this.#syncAll(partitions),
     (run) => void this.#queue.run(run),
   )
-  /** Per partition waiting to sync: what the broker said, asked when it asked. */
-  readonly #brokerFacts = new Map<number, Promise<BrokerFacts>>()
+  /** Per partition waiting to sync: its log start, asked when it asked. */
+  readonly #logStarts = new Map<number, Promise<bigint>>()
   readonly #recorder = {
     markUploaded: (segment: SharedSegment, location: string) =>
       this.#log?.markUploaded(segment.uuid, location) ?? Promise.resolve(undefined),
@@ -101,13 +101,13 @@ export class SharedWal {
    * since the last cut is cut first (so it moves with nothing uncut, S1), then the walk keeps the
    * rotations that chain from where the partition's chain starts and drops the rest whole.
    * Partitions that ask while others wait for their turn on the queue are synced together, with
-   * one table read and one walk (an assignment of 1,000 partitions made 1,000 of each); the
-   * broker is asked at once, before the turn, so they are asked together too (BrokerPositions).
+   * one table read and one walk (an assignment of 1,000 partitions made 1,000 of each); the log
+   * start is asked at once, before the turn, so theirs are asked together too (BrokerPositions).
    */
   sync(partition: number): Promise<SharedSync> {
-    const facts = brokerFactsOf(this.#env, partition)
-    facts.catch(() => {})
-    this.#brokerFacts.set(partition, facts)
+    const logStart = this.#env.broker.logStart(partition)
+    logStart.catch(() => {})
+    this.#logStarts.set(partition, logStart)
     return this.#syncs.get(partition) as Promise<SharedSync>
   }
 
@@ -116,11 +116,14 @@ export class SharedWal {
     if (log.state === 'failed') await log.discardOpen()
     if (partitions.some((partition) => log.hasUncut(partition))) await this.#cut(log, 'resync')
     const tableOffsets = await this.#env.table.offsets()
-    const points = new Map<number, StartingPoint>()
+    // all at once, so the group offsets the partitions the table never saw need are one request
+    const asked = partitions.map(async (partition): Promise<[number, StartingPoint]> => {
+      const logStart = this.#logStarts.get(partition) ?? this.#env.broker.logStart(partition)
+      this.#logStarts.delete(partition)
+      return [partition, await startingPointAfter(this.#env, partition, tableOffsets.get(partition), logStart)]
+    })
+    const points = new Map(await Promise.all(asked))
     for (const partition of partitions) {
-      const facts = this.#brokerFacts.get(partition) ?? brokerFactsOf(this.#env, partition)
-      this.#brokerFacts.delete(partition)
-      points.set(partition, startingPointOf(tableOffsets.get(partition), await facts, this.#env.autoOffsetReset))
       this.#chains.delete(partition)
       this.#recovered.delete(partition)
     }

@@ -8,7 +8,12 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { decodeRotationManifest, parseSharedFileName, sharedLogDirectory } from '../../participant/wal/index.ts'
+import {
+  decodeRotationManifest,
+  parseSharedFileName,
+  parseWalFileName,
+  sharedLogDirectory,
+} from '../../participant/wal/index.ts'
 import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { assertEveryIdOnce, Fleet } from '../e2e/fleet.ts'
 import { endpoints, uniqueName } from '../harness.ts'
@@ -22,8 +27,10 @@ const connection = (clientId: string) => ({ brokers: endpoints().kafka.brokers, 
 async function readyRangesOf(walDir: string, topic: string, partition: number) {
   const ranges: Array<{ start: bigint; end: bigint }> = []
   for (const name of await readdir(join(walDir, 'events', `${topic}-${partition}`)).catch(() => [] as string[])) {
-    const m = /^ready_.*_(\d+)-(\d+)_[0-9a-f-]+\.parquet$/.exec(name)
-    if (m) ranges.push({ start: BigInt(m[1] as string), end: BigInt(m[2] as string) })
+    const file = parseWalFileName(name)
+    if (file?.kind === 'ready-parquet' && file.start !== undefined && file.end !== undefined) {
+      ranges.push({ start: file.start, end: file.end })
+    }
   }
   const shared = sharedLogDirectory(walDir, 'events')
   for (const name of await readdir(shared).catch(() => [] as string[])) {
