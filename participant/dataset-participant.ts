@@ -41,10 +41,10 @@ import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
 import { SharedLayout } from './shared-partition-work.ts'
 import { bloomFieldIdsOf, TableFollower } from './table-follower.ts'
-import { sweepAtStart } from './unowned-wal.ts'
+import { StartSweeps } from './unowned-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
 import { WakeUp } from './wake-up.ts'
-import { reportWalPressure } from './wal-gauges.ts'
+import { reportWalPressure, type WalGaugeTargets } from './wal-gauges.ts'
 import { WriteStatusSender } from './write-status-sender.ts'
 
 export interface ParticipantTable {
@@ -111,9 +111,12 @@ export class DatasetParticipant {
   readonly #queues = new PartitionQueues()
   readonly #table: TableFollower
   readonly #labels: { dataset: string }
-  readonly #reporter: string
+  /** Where the WAL's memory and files are reported (wal-gauges.ts). */
+  readonly #gauges: WalGaugeTargets
   readonly #reports: RoundReports
   readonly #badRecords: BadRecords
+  /** Files left by partitions moved to other workers, and by the other WAL layout (unowned-wal.ts). */
+  readonly #sweeps: StartSweeps
   /** The dataset's shared WAL and its one queue (`wal.layout: shared`). */
   readonly #shared: SharedLayout | undefined
   #running = false
@@ -130,7 +133,9 @@ export class DatasetParticipant {
     this.#o = options
     const { dataset } = options
     this.#labels = { dataset: dataset.name }
-    this.#reporter = `${dataset.name}/${options.group}`
+    const { backpressure, metrics, uploads } = options
+    const reporter = `${dataset.name}/${options.group}`
+    this.#gauges = { backpressure, reporter, labels: this.#labels, metrics, uploads }
     this.#reader = new GroupReader(
       options.connection,
       {
@@ -196,6 +201,18 @@ export class DatasetParticipant {
       changed: () => this.#changed(),
     }
     shared?.attach(this.#env)
+    // In the shared layout every partition's folder is what the other layout left: none is owned.
+    this.#sweeps = new StartSweeps(
+      {
+        walDir: options.wal.dir,
+        dataset: dataset.name,
+        topic: dataset.topic,
+        layout: options.wal.layout ?? 'partition',
+        owned: (partition) => !shared && this.#slots.has(partition),
+        queue: (partition) => this.#queueOf(partition),
+      },
+      options.logger,
+    )
   }
 
   /** Joined the group and running its record loop. */
@@ -230,12 +247,7 @@ export class DatasetParticipant {
       if (event) slot.send(event)
     }
     if (message.body.type === 'StartCommit') {
-      // Files left by partitions moved to other workers go once the table holds them (in the
-      // shared layout, every partition's folder is what the other layout left).
-      const { dataset, wal, logger } = this.#o
-      const owned = (partition: number) => !this.#shared && this.#slots.has(partition)
-      const queue = (partition: number) => this.#queueOf(partition)
-      sweepAtStart(message.body, { walDir: wal.dir, dataset: dataset.name, topic: dataset.topic, owned, queue }, logger)
+      this.#sweeps.atStart(message.body)
       void this.#table.follow(({ schema, spec }) => {
         for (const slot of this.#slots.values()) slot.useTable(schema, spec)
         this.#shared?.wal.useTable(schema, spec)
@@ -295,12 +307,7 @@ export class DatasetParticipant {
         for (const part of fetched) {
           const slot = this.#slots.get(part.partition)
           if (!slot) continue
-          // lag as the table sees it: what the topic holds beyond the uncommitted chain's start
-          // (a partition that answered with an error reports no high watermark)
-          if (part.error === undefined) {
-            const lag = part.highWatermark - (slot.chainStart ?? part.from)
-            this.#o.metrics.consumerLag.set({ ...this.#labels, partition: String(part.partition) }, Number(lag))
-          }
+          slot.reportLag(part)
           const one = slot.decode(part)
           if (!one) continue
           decoded.push([slot, one])
@@ -379,14 +386,7 @@ export class DatasetParticipant {
 
   /** Tells the backpressure monitor this participant's share, and the gauges. */
   #reportPressure(): void {
-    const { backpressure, metrics, uploads } = this.#o
-    reportWalPressure(this.#walHolders(), {
-      backpressure,
-      reporter: this.#reporter,
-      labels: this.#labels,
-      metrics,
-      uploads,
-    })
+    reportWalPressure(this.#walHolders(), this.#gauges)
   }
 
   // ---- plumbing --------------------------------------------------------------------------------

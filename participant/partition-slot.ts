@@ -32,14 +32,17 @@ import { SharedPartitionWork } from './shared-partition-work.ts'
 import type { SharedWal } from './shared-wal.ts'
 import type { UploadQueue } from './upload/index.ts'
 
+/** `partition`: one PartitionLog per Kafka partition; `shared`: one SharedLog per dataset. */
+export type WalLayout = 'partition' | 'shared'
+
 /** The WAL settings of a dataset's partitions (the config's `wal` section). */
 export interface WalSettings {
   dir: string
   maxFileSizeBytes: number
   maxFileAgeMinutes: number
   maxOpenSegmentsPerPartition: number
-  /** `partition` (one PartitionLog per Kafka partition) or `shared` (one SharedLog per dataset); default partition. */
-  layout?: 'partition' | 'shared'
+  /** Absent: `partition` (a hand-built setting; the config always names one). */
+  layout?: WalLayout
   compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
   /** The worker's encoder threads (`encoderThreads`); none: segments are encoded on the main thread. */
   encoders?: RowGroupEncoders
@@ -133,12 +136,14 @@ export class PartitionSlot implements WalHolder {
   readonly topic: string
   readonly actor: Actor<typeof participantMachine>
   readonly #env: SlotEnvironment
+  readonly #lagLabels: { dataset: string; partition: string }
   readonly #work: SlotWork
 
   constructor(env: SlotEnvironment, partition: number, queue: PartitionQueue, paused: boolean) {
     this.#env = env
     this.partition = partition
     this.topic = env.dataset.topic
+    this.#lagLabels = { dataset: env.dataset.name, partition: String(partition) }
     const resync = (reason: string) => this.actor.send({ type: 'ingest.resync', reason })
     const work = env.shared
       ? new SharedPartitionWork(env, partition, env.shared, resync)
@@ -186,9 +191,14 @@ export class PartitionSlot implements WalHolder {
     return snapshot.context.round === commitId && snapshot.matches({ active: { commit: 'flushing' } })
   }
 
-  /** Where the uncommitted chain starts, for the lag gauge. */
-  get chainStart(): bigint | undefined {
-    return this.actor.getSnapshot().context.chainStart
+  /**
+   * The lag gauge, as the table sees it: what the topic holds beyond the uncommitted chain's start.
+   * A partition that answered with an error reports no high watermark.
+   */
+  reportLag(fetched: FetchedPartition): void {
+    if (fetched.error !== undefined) return
+    const chainStart = this.actor.getSnapshot().context.chainStart ?? fetched.from
+    this.#env.metrics.consumerLag.set(this.#lagLabels, Number(fetched.highWatermark - chainStart))
   }
 
   /** Estimated memory its open segments hold, and of that their buffered rows. */

@@ -10,7 +10,9 @@ import { join } from 'node:path'
 import type { StartCommit } from '../protocol/index.ts'
 import { messageOf } from '../shared/index.ts'
 import type { Logger } from '../shared/telemetry/index.ts'
+import { type UnreadFiles, unreadByLayout } from './other-layout.ts'
 import type { PartitionQueue } from './partition-queue.ts'
+import type { WalLayout } from './partition-slot.ts'
 import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
 
 export interface UnownedSweep {
@@ -51,16 +53,56 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
   return deleted
 }
 
-/** At a START-COMMIT, in the background: the sweep with the table's offsets it carries, logged. */
-export function sweepAtStart(start: StartCommit, sweep: Omit<UnownedSweep, 'tableOffsets'>, logger: Logger): void {
-  const tableOffsets = new Map<number, bigint>()
-  for (const { topic, partition, offset } of start.tableOffsets) {
-    if (topic === sweep.topic) tableOffsets.set(partition, offset)
+/** What a worker's dataset sweeps at each START-COMMIT (StartSweeps). */
+export interface StartSweepScope extends Omit<UnownedSweep, 'tableOffsets'> {
+  /** The worker's WAL layout: the first START also looks for the other layout's files. */
+  layout: WalLayout
+}
+
+/**
+ * At every START-COMMIT, in the background: the sweep with the table's offsets it carries, logged.
+ * At the first, then, the files of the other layout that the table lacks (other-layout.ts), warned
+ * of once: the table's offsets are what tells them from files it already holds.
+ */
+export class StartSweeps {
+  readonly #scope: StartSweepScope
+  readonly #logger: Logger
+  #layoutChecked = false
+
+  constructor(scope: StartSweepScope, logger: Logger) {
+    this.#scope = scope
+    this.#logger = logger
   }
-  sweepUnownedPartitions({ ...sweep, tableOffsets }).then(
-    (deleted) => {
-      if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
-    },
-    (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
+
+  atStart(start: StartCommit): void {
+    const scope = this.#scope
+    const logger = this.#logger
+    const tableOffsets = new Map<number, bigint>()
+    for (const { topic, partition, offset } of start.tableOffsets) {
+      if (topic === scope.topic) tableOffsets.set(partition, offset)
+    }
+    const swept = sweepUnownedPartitions({ ...scope, tableOffsets }).then(
+      (deleted) => {
+        if (deleted > 0) logger.info({ deleted }, 'deleted WAL files of partitions other workers own now')
+      },
+      (error: unknown) => logger.warn({ err: messageOf(error) }, 'could not sweep WAL files of unowned partitions'),
+    )
+    if (this.#layoutChecked) return
+    this.#layoutChecked = true
+    void swept
+      .then(() => unreadByLayout(scope.layout, { ...scope, tableOffsets }))
+      .then(
+        (unread) => unread && warnUnread(unread, scope.layout, logger),
+        (error: unknown) => logger.warn({ err: messageOf(error) }, "could not look for the other WAL layout's files"),
+      )
+  }
+}
+
+function warnUnread(unread: UnreadFiles, layout: WalLayout, logger: Logger): void {
+  const { partitions, ...where } = unread
+  logger.warn(
+    { ...where, partitions: partitions.slice(0, 20), partitionCount: partitions.length, workerLayout: layout },
+    `WAL files of the ${unread.layout} layout hold rows the table lacks: a worker on the ${layout} layout ` +
+      'does not read them, so their rows are read from Kafka again (switch ingestion.wal.layout after a drain)',
   )
 }

@@ -38,6 +38,7 @@ export {
 } from './recovery-plan.ts'
 export {
   decodeRotationManifest,
+  encodeRotationManifest,
   type RotationManifest,
   rotationFooter,
   type SharedRotation,
@@ -60,7 +61,13 @@ export {
   type SharedWalkInput,
   type SharedWalkResult,
 } from './shared-log.ts'
-export { parseSharedFileName, type SharedFileName, sharedLogDirectory } from './shared-names.ts'
+export {
+  parseSharedFileName,
+  rotationManifestName,
+  type SharedFileName,
+  sharedActiveName,
+  sharedLogDirectory,
+} from './shared-names.ts'
 export {
   type RecoveredSharedLog,
   type RecoverSharedOptions,
