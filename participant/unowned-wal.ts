@@ -4,7 +4,8 @@
 // disk watermark. So every START-COMMIT, which carries the table's offsets, deletes from the
 // folders of unowned partitions the ready files the table already holds. Nothing else: open
 // segments and files ahead of the table are left alone, as they may be a live log's (a WAL folder
-// shared by two workers, wrongly, must not lose them); a later START finds them behind too.
+// shared by two workers, wrongly, must not lose them); a later START finds them behind too. The
+// first START also looks for the other WAL layout's files the table lacks (other-layout.ts).
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { StartCommit } from '../protocol/index.ts'
