@@ -4,8 +4,7 @@ import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute, ownership
 
 describe('zombie workers', { concurrency: false }, () => {
   test('a participant frozen past its session timeout and woken again loses and duplicates nothing', async (t) => {
-    // the per-partition layout, pinned (shared-wal.test.ts wakes a zombie on the default, shared one)
-    const fleet = await Fleet.create(t, { ...fastFleet, walLayout: 'partition' })
+    const fleet = await Fleet.create(t, fastFleet)
     await zombieWakes(t, fleet, { events: 1500, delayMs: 0 })
     t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })
