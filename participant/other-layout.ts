@@ -3,7 +3,7 @@
 // a crash, or an upgrade that changed the default, the other layout's files can hold rows the table
 // lacks; those rows are read again from Kafka, which is safe while retention still has them. So the
 // worker looks once and says which partitions, how many files and where, instead of re-reading in
-// silence (docs/operations.md, "Switching the WAL layout").
+// silence (README, `ingestion.wal.layout`).
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { WalLayout } from './partition-slot.ts'
