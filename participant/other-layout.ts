@@ -4,14 +4,16 @@
 // lacks; those rows are read again from Kafka, which is safe while retention still has them. So the
 // worker looks once and says which partitions, how many files and where, instead of re-reading in
 // silence (README, `ingestion.wal.layout`).
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { WalLayout } from './partition-slot.ts'
 import {
   decodeRotationManifest,
+  listWalDirectory,
   parseSharedFileName,
   parseWalFileName,
   partitionLogDirectory,
+  partitionOfFolder,
   sharedLogDirectory,
 } from './wal/index.ts'
 
@@ -45,27 +47,17 @@ function ahead(scope: UnreadScope, partition: number, end: bigint): boolean {
   return tableOffset === undefined || end > tableOffset
 }
 
-async function namesIn(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir)
-  } catch {
-    return []
-  }
-}
-
 /** Ready files of the per-partition layout (`<topic>-<partition>/`), each name carrying its range. */
 async function perPartitionFiles(scope: UnreadScope): Promise<UnreadFiles> {
   const root = join(scope.walDir, scope.dataset)
-  const prefix = `${scope.topic}-`
   const partitions: number[] = []
   let files = 0
-  for (const folder of await namesIn(root)) {
-    const digits = folder.slice(prefix.length)
-    if (!folder.startsWith(prefix) || !/^\d+$/.test(digits)) continue
-    const partition = Number(digits)
+  for (const folder of await listWalDirectory(root)) {
+    const partition = partitionOfFolder(folder, scope.topic)
+    if (partition === undefined) continue
     const dir = partitionLogDirectory(scope.walDir, scope.dataset, scope.topic, partition)
     let held = 0
-    for (const name of await namesIn(dir)) {
+    for (const name of await listWalDirectory(dir)) {
       const file = parseWalFileName(name)
       if (file?.kind !== 'ready-parquet' || file.end === undefined || file.topic !== scope.topic) continue
       if (ahead(scope, partition, file.end)) held++
@@ -81,7 +73,7 @@ async function sharedFiles(scope: UnreadScope): Promise<UnreadFiles> {
   const dir = sharedLogDirectory(scope.walDir, scope.dataset)
   const partitions = new Set<number>()
   let files = 0
-  for (const name of await namesIn(dir)) {
+  for (const name of await listWalDirectory(dir)) {
     if (parseSharedFileName(name)?.kind !== 'rotation') continue
     let manifest: ReturnType<typeof decodeRotationManifest>
     try {

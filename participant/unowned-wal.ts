@@ -14,7 +14,7 @@ import type { Logger } from '../shared/telemetry/index.ts'
 import { type UnreadFiles, unreadByLayout } from './other-layout.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { WalLayout } from './partition-slot.ts'
-import { partitionLogDirectory, pruneBehindTable } from './wal/index.ts'
+import { partitionLogDirectory, partitionOfFolder, pruneBehindTable } from './wal/index.ts'
 
 export interface UnownedSweep {
   walDir: string
@@ -36,13 +36,10 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
   } catch {
     return 0
   }
-  const prefix = `${sweep.topic}-`
   let deleted = 0
   for (const folder of folders) {
-    if (!folder.startsWith(prefix)) continue
-    const digits = folder.slice(prefix.length)
-    const partition = Number(digits)
-    if (!/^\d+$/.test(digits) || !Number.isSafeInteger(partition)) continue
+    const partition = partitionOfFolder(folder, sweep.topic)
+    if (partition === undefined) continue
     const tableOffset = sweep.tableOffsets.get(partition)
     if (tableOffset === undefined || sweep.owned(partition)) continue
     deleted += await sweep.queue(partition).run(async () => {

@@ -77,7 +77,7 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
     const worker = await fleet.start('solo', rotateFast)
     await fleet.produce(2000, { badEvery })
     const dir = fleet.walDir('solo')
-    await fleet.waitFor(() => readyFiles(dir) >= 6, minute, 'a ready file of every partition')
+    await fleet.waitFor(() => readyFiles(dir) >= 6, minute, 'six ready files')
     worker.kill('SIGKILL')
     await worker.exited
     const upgraded = await fleet.start('solo', { ...rotateFast, FLOE_INGESTION__WAL__LAYOUT: 'shared' })

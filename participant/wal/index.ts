@@ -7,14 +7,16 @@
 // Iceberg partition, under the table they follow), log-queues.ts (what both layouts run on; log-options.ts
 // gives only the LogOptions type), make-ready.ts and shared-cut.ts (a rotation's durable steps in each
 // layout), ready-rotations.ts (a SharedLog's ready files), durable.ts (fsync, atomic replace,
-// ordered deletes), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/ (tests
+// ordered deletes; only its listWalDirectory is public), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/ (tests
 // only), and wal.bench.ts (a benchmark, outside `npm test`).
 
+export { listWalDirectory } from './durable.ts'
 export type { LogOptions } from './log-options.ts'
 export {
   activeFileName,
   parseWalFileName,
   partitionLogDirectory,
+  partitionOfFolder,
   readyFileName,
   type WalFileKind,
   type WalFileName,

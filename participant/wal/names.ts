@@ -65,6 +65,12 @@ export function parseWalFileName(name: string): WalFileName | undefined {
   return { kind, topic: ready[1] as string, partition, uuid: ready[5] as string, start, end }
 }
 
+/** The partition of a folder named by partitionLogDirectory for `topic`, or undefined for any other name. */
+export function partitionOfFolder(folder: string, topic: string): number | undefined {
+  const prefix = `${topic}-`
+  return folder.startsWith(prefix) ? kafkaPartition(folder.slice(prefix.length)) : undefined
+}
+
 function kafkaPartition(digits: string): number | undefined {
   const value = Number(digits)
   return Number.isSafeInteger(value) && String(value) === digits ? value : undefined
