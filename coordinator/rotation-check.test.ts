@@ -322,6 +322,10 @@ describe('checkRound: a status whose summaries disagree with its rotations is re
     ],
     ['a rotation with files and no positions', report(1, 'w', [r1, rotation('r2', [[0, 15n, 15n]])])],
     [
+      'summaries that advance with no rotation at all (a shared sender whose rotations were not sent)',
+      { ...report(1, 'w', []), statuses: [written(0, 10n, 15n, { files: [] }), written(1, 20n, 22n, { files: [] })] },
+    ],
+    [
       'one partition twice in one rotation',
       report(1, 'w', [
         rotation('r1', [

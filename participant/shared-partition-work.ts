@@ -31,7 +31,8 @@ export class SharedLayout {
   /** How the round's WRITE-STATUS is made: every status of the round again, composed by the WAL. */
   readonly reports: Pick<RoundReportsOptions, 'cumulative' | 'compose'> = {
     cumulative: true,
-    compose: (commitId, statuses) => this.#wal?.compose(commitId, statuses) ?? { statuses: [...statuses] },
+    compose: (commitId, statuses) =>
+      this.#wal?.compose(commitId, statuses) ?? { statuses: [...statuses], rotations: [] },
   }
 
   /** The WAL, made once the partitions' environment exists (which names it as `shared`). */

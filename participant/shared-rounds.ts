@@ -5,7 +5,10 @@
 //
 // A round's WRITE-STATUS reports only the oldest rotations whose every partition is in the
 // message, so its summaries and its rotations always agree (the coordinator takes a status whole
-// or not at all).
+// or not at all). A summary is only ever sent beside the rotations it was made over: a round
+// whose snapshot is no longer held (rounds kept are counted in the order they began, and storage
+// that wakes finishes old rounds' uploads after newer ones) answers `error` for its partitions,
+// which keep their rotations for the next round.
 import type { PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { FlushInput } from './machine/index.ts'
@@ -32,10 +35,16 @@ export interface SharedRoundsOptions {
   upload(segment: SharedSegment): Promise<DataFile>
 }
 
+/** A round's snapshot as it is being made, and once made. */
+interface Round {
+  made: Promise<RoundSnapshot>
+  snapshot?: RoundSnapshot
+}
+
 export class SharedRounds {
   readonly #o: SharedRoundsOptions
-  readonly #made = new Map<string, Promise<RoundSnapshot>>()
-  readonly #snapshots = new Map<string, RoundSnapshot>()
+  /** The newest rounds, in the order they began. */
+  readonly #rounds = new Map<string, Round>()
   /** The oldest record timestamp per partition since the last cut, and per rotation. */
   #oldestOpen = new Map<number, number>()
   readonly #oldest = new Map<string, Map<number, number>>()
@@ -64,7 +73,7 @@ export class SharedRounds {
 
   /** What round `commitId`'s last WRITE-STATUS reported. */
   reported(commitId: string): readonly RotationStatus[] {
-    return this.#snapshots.get(commitId)?.reported ?? []
+    return this.#rounds.get(commitId)?.snapshot?.reported ?? []
   }
 
   /**
@@ -98,14 +107,14 @@ export class SharedRounds {
     commitId: string,
     statuses: readonly PartitionWriteStatus[],
   ): { statuses: PartitionWriteStatus[]; rotations: RotationStatus[] } {
-    const snapshot = this.#snapshots.get(commitId)
-    if (!snapshot) return { statuses: [...statuses], rotations: [] }
+    const snapshot = this.#rounds.get(commitId)?.snapshot
+    if (!snapshot) return { statuses: statuses.map(unbacked), rotations: [] }
     const chains: ChainState[] = []
     const others: PartitionWriteStatus[] = []
     for (const status of statuses) {
       const chain = snapshot.chains.get(status.partition)
       if (chain) chains.push(chain)
-      else others.push(status)
+      else others.push(unbacked(status))
     }
     const flushed = new Set(chains.map((chain) => chain.partition))
     const prefix: SharedRotation[] = []
@@ -128,25 +137,26 @@ export class SharedRounds {
 
   /** The snapshot of round `commitId`: one cut, then every listed rotation's files uploaded. */
   #snapshot(commitId: string): Promise<RoundSnapshot> {
-    const made = this.#made.get(commitId)
-    if (made) return made
-    const round = this.#o.cut().then(async (rotations) => {
+    const known = this.#rounds.get(commitId)
+    if (known) return known.made
+    const made = this.#o.cut().then(async (rotations) => {
       const files = new Map<string, DataFile>()
       const segments = rotations.flatMap((rotation) => rotation.segments)
       const uploaded = await Promise.all(segments.map((segment) => this.#o.upload(segment)))
       for (const [i, segment] of segments.entries()) files.set(segment.uuid, uploaded[i] as DataFile)
       const snapshot: RoundSnapshot = { rotations, files, chains: new Map(), reported: [] }
-      this.#snapshots.set(commitId, snapshot)
-      for (const id of [...this.#snapshots.keys()].slice(0, -roundsKept)) this.#snapshots.delete(id)
+      // held only while the round is among the newest begun, whenever its uploads finish
+      if (this.#rounds.get(commitId) === round) round.snapshot = snapshot
       return snapshot
     })
-    this.#made.set(commitId, round)
-    for (const id of [...this.#made.keys()].slice(0, -roundsKept)) this.#made.delete(id)
+    const round: Round = { made }
+    this.#rounds.set(commitId, round)
+    for (const id of [...this.#rounds.keys()].slice(0, -roundsKept)) this.#rounds.delete(id)
     // a failed snapshot is made again by the round's next flush
-    round.catch(() => {
-      if (this.#made.get(commitId) === round) this.#made.delete(commitId)
+    made.catch(() => {
+      if (this.#rounds.get(commitId) === round) this.#rounds.delete(commitId)
     })
-    return round
+    return made
   }
 
   #oldestOf(partition: number, rotations: readonly SharedRotation[]): number | undefined {
@@ -157,4 +167,11 @@ export class SharedRounds {
     }
     return oldest
   }
+}
+
+/** A status the round's snapshot does not back: a summary without its rotations would claim rows no file holds. */
+function unbacked(status: PartitionWriteStatus): PartitionWriteStatus {
+  if (status.kind !== 'written') return status
+  const { topic, partition } = status
+  return { kind: 'error', topic, partition, message: 'the round this summary was made for is no longer held' }
 }

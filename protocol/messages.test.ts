@@ -45,6 +45,14 @@ const bodies: [string, ControlBody][] = [
   ['a WriteStatus without partitions', { type: 'WriteStatus', partitions: [] }],
   ['a WriteStatus of shared-segment rotations, one of them without files or ranges', rotationWriteStatus(2)],
   [
+    'a WriteStatus of the shared-segment layout with no rotation yet (still not a per-partition status)',
+    {
+      type: 'WriteStatus',
+      partitions: [{ topic: 'events', partition: 0, kind: 'data', rangeStart: 10n, rangeEnd: 20n, files: [] }],
+      rotations: [],
+    },
+  ],
+  [
     "a WriteStatus whose rotations' files are behind a pointer",
     { ...rotationWriteStatus(0), filesPointer: { location: 'file:///t/metadata/floe-control/c/w-v.pb', fileCount: 9 } },
   ],

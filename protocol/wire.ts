@@ -62,6 +62,7 @@ export function bodyToWire(body: ControlBody): WireBody {
           filesPointer: body.filesPointer?.location ?? '',
           fileCount: body.filesPointer?.fileCount ?? filesIn(body),
           rotations: (body.rotations ?? []).map(rotationToWire),
+          sharedSegments: body.rotations !== undefined,
         },
       }
     case 'CommitAcked':
@@ -111,12 +112,14 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
     case 'endCommit':
       return { type: 'EndCommit', expectedPartitions: body.value.expectedPartitions.map(tpFromWire) }
     case 'writeStatus': {
-      const { partitions, filesPointer, fileCount, rotations } = body.value
+      const { partitions, filesPointer, fileCount, rotations, sharedSegments } = body.value
       return {
         type: 'WriteStatus',
         partitions: partitions.map(partitionStatusFromWire),
-        // No rotations on the wire is the per-partition layout: the body is the one it always was.
-        ...(rotations.length === 0 ? {} : { rotations: rotations.map(rotationFromWire) }),
+        // Neither the flag nor a rotation is the per-partition layout: the body it always was. A
+        // shared sender with no rotation keeps `rotations: []`, so its summaries are never taken
+        // for per-partition ranges (a range without files moves the table past rows no file holds).
+        ...(rotations.length === 0 && !sharedSegments ? {} : { rotations: rotations.map(rotationFromWire) }),
         ...(filesPointer === '' ? {} : { filesPointer: { location: filesPointer, fileCount } }),
       }
     }
