@@ -3,9 +3,12 @@
 // kind land at random moments: kill -9 of a worker (restarted on its WAL), SIGSTOP of a worker,
 // of the REST catalog, of the broker, of Azurite, and a kill -9 restart of the broker on its data.
 // At the end it lets the fleet settle, counts every id with pyiceberg and prints one line.
+// `--storage s3` puts the data files and the SQL catalog's warehouse (manifests, metadata) on the
+// stack's S3 server instead (`up --s3`), so a frozen storage also holds commits and table loads;
+// there is no catalog server to freeze then. `--layout` picks the WAL layout of every worker.
 //
-//   node integration/stack/stack.ts up
-//   node bench/soak.ts --faults 40 [--workers 3] [--rate 150] [--seed 7]
+//   node integration/stack/stack.ts up [--s3]
+//   node bench/soak.ts --faults 40 [--workers 3] [--rate 150] [--seed 7] [--storage azure|s3] [--layout partition|shared]
 
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
@@ -21,8 +24,15 @@ const { values } = parseArgs({
     partitions: { type: 'string', default: '6' },
     rate: { type: 'string', default: '150' },
     seed: { type: 'string' },
+    storage: { type: 'string', default: 'azure' },
+    layout: { type: 'string', default: 'partition' },
   },
 })
+const storage = values.storage
+const walLayout = values.layout
+if (storage !== 'azure' && storage !== 's3') throw new Error(`--storage is azure or s3, not ${storage}`)
+if (walLayout !== 'partition' && walLayout !== 'shared')
+  throw new Error(`--layout is partition or shared, not ${walLayout}`)
 const faultCount = Number(values.faults)
 const workerCount = Number(values.workers)
 const partitions = Number(values.partitions)
@@ -39,8 +49,11 @@ function random(): number {
 }
 const between = (lo: number, hi: number) => Math.floor(lo + random() * (hi - lo))
 
-const kinds = ['kill9', 'worker-stop', 'catalog-stop', 'broker-stop', 'broker-restart', 'storage-stop'] as const
-type Kind = (typeof kinds)[number]
+const allKinds = ['kill9', 'worker-stop', 'catalog-stop', 'broker-stop', 'broker-restart', 'storage-stop'] as const
+type Kind = (typeof allKinds)[number]
+// On S3 the catalog is the SQL one on a local file: freezing the storage is what holds it.
+const kinds = storage === 's3' ? allKinds.filter((kind) => kind !== 'catalog-stop') : allKinds
+const storageService = storage === 's3' ? 's3' : 'azurite'
 const injected = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>
 
 const cleanups: (() => Promise<void> | void)[] = []
@@ -57,11 +70,16 @@ const fleet = await Fleet.create(context, {
   commitIntervalSeconds: 3,
   commitTimeoutSeconds: 8,
   sessionTimeoutMs: 6000,
-  storage: 'azure',
+  storage,
+  walLayout,
+  ...(storage === 's3' ? { catalog: 'sql' as const } : {}),
 })
 const t0 = Date.now()
 const say = (text: string) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${text}`)
-say(`seed ${seed}, ${workerCount} workers, ${partitions} partitions, ${eventsPerSecond} events/s, logs in ${fleet.dir}`)
+say(
+  `seed ${seed}, ${workerCount} workers, ${partitions} partitions, ${eventsPerSecond} events/s, ` +
+    `${storage} storage, ${walLayout} WAL, logs in ${fleet.dir}`,
+)
 
 // The producer holds off while the broker is down or frozen: a send that fails half-way leaves
 // ids whose fate nobody knows, and the count at the end must be exact.
@@ -144,8 +162,8 @@ async function inject(kind: Kind): Promise<string> {
     }
     case 'storage-stop': {
       const ms = between(3000, 15_000)
-      await freezeFor('azurite', ms)
-      return `SIGSTOP azurite for ${ms} ms`
+      await freezeFor(storageService, ms)
+      return `SIGSTOP ${storageService} for ${ms} ms`
     }
     case 'broker-stop': {
       const ms = between(3000, 12_000)
@@ -208,7 +226,7 @@ try {
   const ids = report?.ids
   const faults = kinds.map((k) => `${k} ${injected[k]}`).join(', ')
   console.log(
-    `soak: ${faultCount} faults (${faults}) | events ${fleet.ids.length} | rows ${report?.rows ?? '?'} | ` +
+    `soak: ${storage} storage, ${walLayout} WAL, ${faultCount} faults (${faults}) | events ${fleet.ids.length} | rows ${report?.rows ?? '?'} | ` +
       `duplicates ${ids?.duplicated ?? '?'} | missing ${ids?.missing ?? '?'} | unexpected ${ids?.unexpected ?? '?'} | ` +
       `dlq ${dead}/${fleet.badIds.length} | lag ${lag} | worker exits ${exits.length} | produce errors ${produceErrors} | ` +
       `${((Date.now() - t0) / 1000).toFixed(0)} s | seed ${seed}${report?.error ? ` | error ${report.error}` : ''}`,
