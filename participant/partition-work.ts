@@ -135,13 +135,20 @@ export class PartitionWork implements SlotWork {
     const ingest = this.#ingest
     const { topic, partition } = this
     if (!ingest) throw new FloeError('INVARIANT_BROKEN', `partition ${partition} flushed before its first sync`)
-    const rotations = await this.#queue.run(async () => {
-      await this.#rotate(ingest, 'commit')
-      // Rotations before the chain's start are committed already: their ACK's deletes failed.
-      if ((ingest.uncommitted[0]?.start ?? input.chainStart) < input.chainStart)
-        await ingest.committed(input.chainStart)
-      return [...ingest.uncommitted]
-    })
+    const rotations = await this.#queue
+      .run(async () => {
+        await this.#rotate(ingest, 'commit')
+        // Rotations before the chain's start are committed already: their ACK's deletes failed.
+        if ((ingest.uncommitted[0]?.start ?? input.chainStart) < input.chainStart)
+          await ingest.committed(input.chainStart)
+        return [...ingest.uncommitted]
+      })
+      .catch((error: unknown) => {
+        // A log that failed outside an append (a memory or age rotation) is no longer fetched
+        // from, so no append would ever ask for the sync that replaces it.
+        if (ingest.log.state === 'failed') this.#resync('wal-failed')
+        throw error
+      })
     const jump = input.logStartJump
     if (rotations.length === 0 && !jump) return { kind: 'empty', topic, partition }
     const chained = chainedRange(input.chainStart, jump, rotations)

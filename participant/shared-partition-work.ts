@@ -132,7 +132,12 @@ export class SharedPartitionWork implements SlotWork {
   }
 
   async flush(input: FlushInput, signal: AbortSignal): Promise<PartitionWriteStatus> {
-    const status = await abortable(this.#wal.flush(this.partition, input), signal)
+    const status = await abortable(this.#wal.flush(this.partition, input), signal).catch((error: unknown) => {
+      // A WAL that failed outside an append (a memory or age cut, the round's cut) tracks no
+      // position: nothing is fetched, so no append would ever ask for the sync that repairs it.
+      if (this.#wal.failed) this.#resync('wal-failed')
+      throw error
+    })
     if (status !== 'gap') return status
     this.#resync('wal-gap')
     throw new FloeError(

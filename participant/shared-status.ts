@@ -109,13 +109,20 @@ export interface AckPlan {
 }
 
 /**
- * What an ACK-COMMIT means for the WAL. A committed partition's chain starts at its new offset, a
- * rejected one's at the table's offset the ACK names; others keep the chain start they had.
+ * What an ACK-COMMIT means for the WAL. A committed partition's chain starts at its new offset
+ * (unless it already starts past it), a rejected one's at the table's offset the ACK names; others
+ * keep the chain start they had.
  */
 export function ackPlan(acks: CommitAcks, chains: readonly ChainState[], reported: readonly RotationStatus[]): AckPlan {
   const from = new Map<string, bigint | undefined>()
   for (const chain of chains) from.set(partitionKey(chain.topic, chain.partition), chain.chainStart)
-  for (const { topic, partition, offset } of acks.committed) from.set(partitionKey(topic, partition), offset)
+  for (const { topic, partition, offset } of acks.committed) {
+    // The late ACK of a round whose outcome was unknown can come after a newer round's: the table
+    // only moves forward, so an older offset would only rewind what is kept for nothing.
+    const key = partitionKey(topic, partition)
+    const held = from.get(key)
+    if (held === undefined || offset > held) from.set(key, offset)
+  }
   const rejectedPartitions = new Set<string>()
   for (const { topic, partition, tableOffset } of acks.rejected) {
     from.set(partitionKey(topic, partition), tableOffset)

@@ -17,17 +17,17 @@ import type { FlushInput, SyncResult } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
-import { segmentUploadsOf, walOptionsOf } from './partition-work.ts'
+import { segmentUploadsOf } from './partition-work.ts'
 import { Gathered, type StartingPoint, startingPointAfter } from './positioning.ts'
 import type { SegmentUploads } from './segment-uploads.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
+import { openSharedLog } from './shared-wal-open.ts'
 import {
   partitionKey,
   partitionOfKey,
   type RotationReason,
-  recoverSharedLog,
-  SharedLog,
+  type SharedLog,
   type SharedRotation,
   type SharedSegment,
   sharedLogDirectory,
@@ -58,6 +58,8 @@ export class SharedWal {
   )
   /** Per partition waiting to sync: its log start, asked when it asked. */
   readonly #logStarts = new Map<number, Promise<bigint>>()
+  /** Releases queued and not yet done: a sync of the same partition waits for its release. */
+  readonly #releasing = new Map<number, Promise<void>>()
   readonly #recorder = {
     markUploaded: (segment: SharedSegment, location: string) =>
       this.#log?.markUploaded(segment.uuid, location) ?? Promise.resolve(undefined),
@@ -105,6 +107,10 @@ export class SharedWal {
    * start is asked at once, before the turn, so theirs are asked together too (BrokerPositions).
    */
   sync(partition: number): Promise<SharedSync> {
+    // A partition revoked and assigned again at once: its new sync must not join a batch queued
+    // before the old one's release, or the release (run after it) would let go of what it placed.
+    const releasing = this.#releasing.get(partition)
+    if (releasing) return releasing.then(() => this.sync(partition))
     const logStart = this.#env.broker.logStart(partition)
     logStart.catch(() => {})
     this.#logStarts.set(partition, logStart)
@@ -212,7 +218,8 @@ export class SharedWal {
       for (const rotation of deleted) this.#forget(rotation)
       for (const { topic, partition, offset } of acks.committed) {
         const chain = this.#chains.get(partition)
-        if (!chain || topic !== log.topic) continue
+        // a late ACK of an older round does not move a chain back (ackPlan's `from` neither)
+        if (!chain || topic !== log.topic || offset < chain.chainStart) continue
         chain.chainStart = offset
         if (chain.logStartJump && offset > chain.logStartJump.from) delete chain.logStartJump
       }
@@ -227,7 +234,7 @@ export class SharedWal {
 
   /** Revocation: the partition is let go of; rotations holding it go, and the partitions they held read again. */
   release(partition: number): Promise<void> {
-    return this.#queue.run(async () => {
+    const released = this.#queue.run(async () => {
       // The chain start it had, so its rotations go as not assigned (not as of unknown offset).
       const start = this.#chains.get(partition)?.chainStart ?? this.#recovered.get(partition)
       this.#chains.delete(partition)
@@ -237,6 +244,12 @@ export class SharedWal {
       if (log.state === 'failed') await log.discardOpen()
       if (log.state === 'open') await this.#walk(log, 'revoke', new Map([[partition, start]]))
     })
+    const settled = released.catch(() => {})
+    this.#releasing.set(partition, settled)
+    void settled.then(() => {
+      if (this.#releasing.get(partition) === settled) this.#releasing.delete(partition)
+    })
+    return released
   }
 
   /** Cuts when a size, age or open-segment trigger says so. */
@@ -292,35 +305,10 @@ export class SharedWal {
   /** The log, recovered from disk on first use against the table and the assignment of the moment. */
   async #open(): Promise<SharedLog> {
     if (this.#log) return this.#log
-    const env = this.#env
-    const topic = env.dataset.topic
-    const tableOffsets = await env.table.offsets()
-    const assigned = env.reader.assigned()
-    const recovered = await recoverSharedLog(this.#dir, {
-      topic,
-      tableOffsets,
-      assigned,
-      specId: env.table.spec['spec-id'],
-    })
-    const log = new SharedLog({
-      ...walOptionsOf(env),
-      dir: this.#dir,
-      recovered: recovered.rotations,
-      nextSequence: recovered.nextSequence,
-    })
+    const { log, kept } = await openSharedLog(this.#env, this.#dir)
     this.#log = log
-    for (const rotation of recovered.rotations) {
-      for (const range of rotation.ranges) this.#recovered.set(range.partition, tableOffsets.get(range.partition))
-      this.#startUploads(rotation)
-    }
-    env.logger.info(
-      {
-        keptRotations: recovered.rotations.length,
-        deletedFiles: recovered.deleted.length,
-        nextSequence: String(recovered.nextSequence),
-      },
-      'shared WAL recovered',
-    )
+    for (const [partition, tableOffset] of kept) this.#recovered.set(partition, tableOffset)
+    for (const rotation of log.rotations) this.#startUploads(rotation)
     return log
   }
 

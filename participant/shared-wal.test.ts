@@ -1,0 +1,179 @@
+// The SharedWal on a real WAL folder, with the table, broker and storage as small fakes: the
+// orderings of a revocation, a late ACK and a failed log that the record path can meet.
+import assert from 'node:assert/strict'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, type TestContext, test } from 'node:test'
+import type { CommitAcks, PartitionWriteStatus } from '../protocol/index.ts'
+import type { DataFile } from '../shared/iceberg/index.ts'
+import { createMetrics, silentLogger } from '../shared/telemetry/index.ts'
+import type { FlushInput, SyncReason } from './machine/index.ts'
+import type { DecodedBatch } from './partition-ingest.ts'
+import { PartitionQueue } from './partition-queue.ts'
+import type { SlotEnvironment } from './partition-slot.ts'
+import { SharedPartitionWork } from './shared-partition-work.ts'
+import { SharedWal } from './shared-wal.ts'
+import { daysAndCountries, eventSchema, events, temporaryDirectory } from './wal/test-support.ts'
+
+const topic = 'events'
+
+interface Harness {
+  wal: SharedWal
+  env: SlotEnvironment
+  dir: string
+  /** The table's offsets per partition, as a sync reads them. */
+  table: Map<number, bigint>
+  /** Holds every table read until the returned function is called (a frozen catalog or storage). */
+  holdTable(): () => void
+  assigned: number[]
+}
+
+async function harness(t: TestContext): Promise<Harness> {
+  const dir = await temporaryDirectory(t)
+  let gate: Promise<void> | undefined
+  const h: Harness = {
+    wal: undefined as unknown as SharedWal,
+    env: undefined as unknown as SlotEnvironment,
+    dir,
+    table: new Map(),
+    holdTable() {
+      let open!: () => void
+      gate = new Promise((resolve) => {
+        open = resolve
+      })
+      return () => {
+        gate = undefined
+        open()
+      }
+    },
+    assigned: [],
+  }
+  const env = {
+    dataset: { name: 'orders', topic },
+    table: {
+      schema: eventSchema,
+      spec: daysAndCountries,
+      dataLocation: 'file:///warehouse/orders/data',
+      offsets: async () => {
+        await gate
+        return new Map(h.table)
+      },
+    },
+    wal: {
+      dir,
+      maxFileSizeBytes: 1 << 30,
+      maxFileAgeMinutes: 60,
+      maxOpenSegmentsPerPartition: 100,
+      compression: 'none',
+    },
+    bloomFieldIds: [],
+    autoOffsetReset: 'earliest',
+    broker: { logStart: async () => 0n, logEnd: async () => 0n, committed: async () => undefined },
+    syncRetryMs: 1000,
+    reader: { assigned: () => h.assigned },
+    uploads: {
+      enqueue: async (segment: { uuid: string; dataFile: DataFile }, location: string) => ({
+        ...segment.dataFile,
+        filePath: `${location}/${segment.uuid}.parquet`,
+      }),
+    },
+    logger: silentLogger,
+    metrics: createMetrics({ defaultMetrics: false }),
+    sidecars: new Map(),
+    commitGroupOffset() {},
+    changed() {},
+  } as unknown as SlotEnvironment
+  h.env = env
+  h.wal = new SharedWal(env, new PartitionQueue())
+  env.shared = h.wal
+  t.after(() => h.wal.close())
+  return h
+}
+
+function batch(from: bigint, count: number): DecodedBatch {
+  const rows = events(Number(from), count)
+  return { from, next: from + BigInt(count), records: count, rows, bad: [], oldestTimestampMs: 1 }
+}
+
+function flushInput(partition: number, commitId: string, chainStart: bigint): FlushInput {
+  return { dataset: 'orders', topic, partition, commitId, chainStart, origin: 'table' } as FlushInput
+}
+
+function committed(offsets: Record<number, bigint>, acceptedRotations: string[]): CommitAcks {
+  return {
+    committed: Object.entries(offsets).map(([partition, offset]) => ({
+      topic,
+      partition: Number(partition),
+      offset,
+      filePaths: [],
+    })),
+    rejected: [],
+    acceptedRotations,
+  } as unknown as CommitAcks
+}
+
+/** Syncs partitions 0..n-1 from the table at 0 and appends `rows` rows to each. */
+async function started(h: Harness, partitions: number, rows: number): Promise<void> {
+  h.assigned = Array.from({ length: partitions }, (_, p) => p)
+  for (const p of h.assigned) h.table.set(p, 0n)
+  await Promise.all(h.assigned.map((p) => h.wal.sync(p)))
+  for (const p of h.assigned) assert.equal(await h.wal.append(p, batch(0n, rows), () => true), true)
+}
+
+/** One round: every partition flushes, the statuses are composed; returns the rotations reported. */
+async function round(h: Harness, commitId: string, chainStart: bigint): Promise<string[]> {
+  const statuses = await Promise.all(h.assigned.map((p) => h.wal.flush(p, flushInput(p, commitId, chainStart))))
+  assert.ok(statuses.every((status) => status !== 'gap'))
+  return h.wal.compose(commitId, statuses as PartitionWriteStatus[]).rotations.map((rotation) => rotation.id)
+}
+
+describe('the shared WAL on the record path', () => {
+  test('a partition revoked and assigned again while syncs wait for a frozen table is placed after its release, never left unread', async (t) => {
+    const h = await harness(t)
+    await started(h, 3, 10)
+    const thaw = h.holdTable()
+    const first = h.wal.sync(1) // holds the queue, waiting on the table
+    await new Promise((resolve) => setImmediate(resolve))
+    const second = h.wal.sync(2) // the next batch, queued behind it
+    const released = h.wal.release(0) // partition 0 revoked: queued behind that batch
+    const again = h.wal.sync(0) // and assigned again: its sync must come after the release
+    thaw()
+    const [synced] = await Promise.all([again, first, second, released])
+    assert.equal(synced.position, 0n)
+    assert.equal(h.wal.position(0), 0n, 'the partition is read again from the table, not left without a position')
+    assert.equal(await h.wal.append(0, batch(0n, 5), () => true), true)
+  })
+
+  test('the late ACK of an older round, after a newer round committed further, moves nothing back', async (t) => {
+    const h = await harness(t)
+    await started(h, 2, 10)
+    const older = await round(h, 'r1', 0n) // its commit's outcome is unknown; it lands late
+    for (const p of h.assigned) await h.wal.append(p, batch(10n, 10), () => true)
+    const newer = await round(h, 'r2', 0n)
+    await h.wal.acknowledged('r2', committed({ 0: 20n, 1: 20n }, newer))
+    for (const p of h.assigned) await h.wal.append(p, batch(20n, 10), () => true)
+    await h.wal.rotateForMemory() // an uncommitted rotation [20, 30)
+    await h.wal.acknowledged('r1', committed({ 0: 10n, 1: 10n }, older))
+    assert.deepEqual([h.wal.position(0), h.wal.position(1)], [30n, 30n], 'nothing is read again')
+    const status = await h.wal.flush(0, flushInput(0, 'r3', 20n))
+    assert.ok(status !== 'gap' && status.kind === 'written')
+    assert.deepEqual(status.range, { start: 20n, end: 30n })
+  })
+
+  test('a WAL that failed in a cut outside an append makes the flush ask for the sync that repairs it', async (t) => {
+    const h = await harness(t)
+    await started(h, 2, 10)
+    await rm(join(h.dir, 'orders', 'shared'), { recursive: true, force: true }) // the disk fails under the WAL
+    await assert.rejects(h.wal.rotateForMemory())
+    assert.equal(h.wal.failed, true)
+    assert.equal(h.wal.position(0), undefined, 'a failed WAL is not read from: no append will ask for a sync')
+    const resyncs: SyncReason[] = []
+    const work = new SharedPartitionWork(h.env, 0, h.wal, (reason) => resyncs.push(reason))
+    await assert.rejects(work.flush(flushInput(0, 'r1', 0n), new AbortController().signal))
+    assert.deepEqual(resyncs, ['wal-failed'])
+    const synced = await h.wal.sync(0)
+    assert.equal(h.wal.failed, false)
+    assert.equal(synced.position, 0n)
+    assert.equal(h.wal.position(1), 0n, 'the other partition reads its lost rows again too')
+  })
+})
