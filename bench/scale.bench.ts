@@ -23,7 +23,7 @@
 //   workers run (the ceiling then reads the topic after them), and the commit visibility's p99.
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
-// --layout: the workers' ingestion.wal.layout (default: the workers' default, partition).
+// --layout: the workers' ingestion.wal.layout (default: the workers' default, shared).
 // --cpu-profile DIR: each worker writes a V8 CPU profile into DIR (node --cpu-prof), stopped with
 //   SIGTERM and drained at the end of its point so the profile is written; open it in Chrome's
 //   DevTools or read its self times with bench/cpu-profile.ts.

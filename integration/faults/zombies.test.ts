@@ -4,7 +4,8 @@ import { assertExactlyOnce, badEvery, fastFleet, freezeWorker, minute, ownership
 
 describe('zombie workers', { concurrency: false }, () => {
   test('a participant frozen past its session timeout and woken again loses and duplicates nothing', async (t) => {
-    const fleet = await Fleet.create(t, fastFleet)
+    // the per-partition layout, pinned (shared-wal.test.ts wakes a zombie on the default, shared one)
+    const fleet = await Fleet.create(t, { ...fastFleet, walLayout: 'partition' })
     await zombieWakes(t, fleet, { events: 1500, delayMs: 0 })
     t.diagnostic(`partitions per worker at the end: ${JSON.stringify(ownership(fleet))}`)
   })

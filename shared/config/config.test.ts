@@ -58,6 +58,7 @@ describe('the configuration file', () => {
       [67108864, 5, 256, 80],
     )
     assert.equal(config.ingestion.wal.encoderThreads, availableParallelism())
+    assert.equal(config.ingestion.wal.layout, 'shared')
     assert.equal(config.metrics.port, 9464)
     assert.deepEqual(config.maintenance, {
       enabled: false,
@@ -153,6 +154,7 @@ describe('the configuration file', () => {
       FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '5',
       FLOE_INGESTION__WAL__DISK_HIGH_WATERMARK_PCT: '70',
       FLOE_INGESTION__WAL__ENCODER_THREADS: '1',
+      FLOE_INGESTION__WAL__LAYOUT: 'partition',
       FLOE_KAFKA__SSL: 'true',
       FLOE_DATASETS__EVENTS__TOPIC: 'events-v2',
       FLOE_DATASETS__0__DLQ_TOPIC: 'dead',
@@ -163,6 +165,7 @@ describe('the configuration file', () => {
     assert.equal(config.ingestion.commitIntervalSeconds, 5)
     assert.equal(config.ingestion.wal.diskHighWatermarkPct, 70)
     assert.equal(config.ingestion.wal.encoderThreads, 1)
+    assert.equal(config.ingestion.wal.layout, 'partition')
     assert.equal(config.kafka.ssl, true)
     assert.equal(config.datasets[0]?.topic, 'events-v2')
     assert.equal(config.datasets[0]?.dlqTopic, 'dead')

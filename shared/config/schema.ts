@@ -238,11 +238,12 @@ export const walSchema = z
     maxFileAgeMinutes: positive.default(5),
     maxOpenSegmentsPerPartition: positiveInt.default(256),
     /**
-     * How a worker lays out its WAL: `partition` writes one file per Kafka partition and Iceberg
-     * partition; `shared` writes one file per Iceberg partition that every Kafka partition of the
-     * dataset on the worker appends to, so files per commit follow the Iceberg partitions.
+     * How a worker lays out its WAL: `shared` (the default) writes one file per Iceberg partition
+     * that every Kafka partition of the dataset on the worker appends to, so files per commit
+     * follow the Iceberg partitions; `partition` writes one file per Kafka partition and Iceberg
+     * partition.
      */
-    layout: z.enum(['partition', 'shared']).default('partition'),
+    layout: z.enum(['partition', 'shared']).default('shared'),
     diskHighWatermarkPct: z.preprocess(numeric, z.number().gt(5).lte(100)).default(80),
     /** Pause consuming while this many bytes of ready segments wait for upload. */
     maxPendingUploadBytes: positiveInt.default(1024 * 1024 * 1024),
