@@ -15,7 +15,7 @@ import {
 import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import type { ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
-import type { DatasetConfig, FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
 import { type FloeError, messageOf } from '../shared/index.ts'
@@ -24,7 +24,7 @@ import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
-import { datasetGroup, storageOf } from './servers.ts'
+import { answerWithin, datasetGroup, storageOf } from './servers.ts'
 import { ensureDatasetTable, tableIdentifier } from './tables.ts'
 import { withVendedCredentials } from './vended-credentials.ts'
 
@@ -70,11 +70,21 @@ export interface DatasetRuntimeDeps {
   onPressure: () => void
 }
 
+/** How long a start waits for its dataset's table to load (or be created) before it gives up. */
+const tableAnswerMs = 60_000
+
 export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetRuntimeDeps): Promise<DatasetRuntime> {
   const { config, logger, metrics } = deps
   const storage = storageOf(config, dataset)
   const catalog = withVendedCredentials(deps.catalog, tableIdentifier(dataset), storage)
-  const loaded = await ensureDatasetTable(catalog, dataset)
+  // The table's metadata may sit on a storage that hangs (the SQL catalog's warehouse on a frozen
+  // S3): a start that cannot load it says so rather than stay silent through the client's retries.
+  const loaded = await answerWithin(
+    `catalog ${catalogLabel(config.catalog)}, table ${dataset.table}`,
+    'CATALOG_UNAVAILABLE',
+    tableAnswerMs,
+    () => ensureDatasetTable(catalog, dataset),
+  )
   const group = datasetGroup(config, dataset.name)
   const identifier = tableIdentifier(dataset)
   const limits = config.ingestion.wal

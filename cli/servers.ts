@@ -68,6 +68,31 @@ export async function reach<T>(
   }
 }
 
+/**
+ * Runs `work`, and gives up on it after `ms` with a FloeError of `code` naming `server` and the
+ * wait. Its own failures pass as they are (unlike `reach`, which names the server in every one):
+ * for a step whose errors already say what is wrong, and which may wait on a server that hangs.
+ */
+export async function answerWithin<T>(
+  server: string,
+  code: 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
+  ms: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new FloeError(code, `${server}: no answer within ${ms / 1000} s`, { details: { server } })),
+      ms,
+    )
+  })
+  try {
+    return await Promise.race([work(), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export function kafkaConnectionOf(config: FloeConfig, suffix: string, connectTimeoutMs?: number): KafkaConnection {
   const { kafka } = config
   return {

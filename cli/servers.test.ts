@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { FloeError, isFloeError } from '../shared/index.ts'
+import { answerWithin } from './servers.ts'
+
+describe('a start step that may wait on a server', () => {
+  test('one that never answers gives up with the server named and the wait said', async () => {
+    const hung = () => new Promise<never>(() => {})
+    await assert.rejects(
+      answerWithin('catalog sql (floe.db), table ns.events', 'CATALOG_UNAVAILABLE', 20, hung),
+      (error) => {
+        assert.ok(isFloeError(error, 'CATALOG_UNAVAILABLE'))
+        assert.equal(error.message, 'catalog sql (floe.db), table ns.events: no answer within 0.02 s')
+        assert.equal(error.details['server'], 'catalog sql (floe.db), table ns.events')
+        return true
+      },
+    )
+  })
+
+  test("one that fails says its own error, not the server's absence", async () => {
+    const refused = new FloeError('CONFIG_INVALID', 'the table has no column id')
+    await assert.rejects(
+      answerWithin('catalog rest', 'CATALOG_UNAVAILABLE', 1000, () => Promise.reject(refused)),
+      (error) => error === refused,
+    )
+  })
+
+  test('one that answers in time gives its answer', async () => {
+    assert.equal(await answerWithin('catalog rest', 'CATALOG_UNAVAILABLE', 1000, async () => 42), 42)
+  })
+})
