@@ -4,23 +4,12 @@ import type { DataFile } from '../shared/iceberg/index.ts'
 import type { FlushInput } from './machine/index.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import type { SharedRotation, SharedSegment } from './wal/index.ts'
+import { sharedRotation } from './wal/test-support.ts'
 
 const topic = 't'
 
 function rotation(sequence: number, ranges: Record<number, [number, number]>, files: string[]): SharedRotation {
-  return {
-    id: `R${sequence}`,
-    sequence: BigInt(sequence),
-    reason: 'commit',
-    manifestPath: `/wal/rotation_${sequence}.json`,
-    ranges: Object.entries(ranges).map(([partition, [start, end]]) => ({
-      topic,
-      partition: Number(partition),
-      start: BigInt(start),
-      end: BigInt(end),
-    })),
-    segments: files.map((uuid) => ({ uuid }) as SharedSegment),
-  }
+  return sharedRotation(topic, sequence, ranges, files)
 }
 
 function flushInput(commitId: string, chainStart: number): FlushInput {

@@ -3,24 +3,13 @@ import { describe, test } from 'node:test'
 import type { CommitAcks } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { ackPlan, type ChainState, sharedStatus } from './shared-status.ts'
-import { partitionKey, type SharedRotation, type SharedSegment } from './wal/index.ts'
+import { partitionKey, type SharedRotation } from './wal/index.ts'
+import { sharedRotation } from './wal/test-support.ts'
 
 const topic = 't'
 
 function rotation(sequence: number, ranges: Record<number, [number, number]>, files: string[]): SharedRotation {
-  return {
-    id: `R${sequence}`,
-    sequence: BigInt(sequence),
-    reason: 'commit',
-    manifestPath: `/wal/rotation_${sequence}.json`,
-    ranges: Object.entries(ranges).map(([partition, [start, end]]) => ({
-      topic,
-      partition: Number(partition),
-      start: BigInt(start),
-      end: BigInt(end),
-    })),
-    segments: files.map((uuid) => ({ uuid }) as SharedSegment),
-  }
+  return sharedRotation(topic, sequence, ranges, files)
 }
 
 function dataFile(uuid: string): DataFile {

@@ -1,6 +1,7 @@
-// Helpers for this folder's tests only: temporary folders that clean up after themselves, a
-// settable clock, an event schema with several Iceberg partitions, a PartitionLog on it, and
-// the pyarrow reader.
+// Helpers for this folder's tests and the participant's tests of the WAL on the record path:
+// temporary folders that clean up after themselves, a settable clock, an event schema with
+// several Iceberg partitions, a PartitionLog on it, a shared rotation as a round sees it, and the
+// pyarrow reader.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -10,6 +11,7 @@ import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
 import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { PartitionLog, type PartitionLogOptions } from './partition-log.ts'
+import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
 import type { Clock } from './types.ts'
 
 const stackDirectory = process.env['FLOE_STACK_DIR'] ?? join(import.meta.dirname, '..', '..', '.stack')
@@ -111,4 +113,26 @@ export function partitionLogIn(
     startOffset: 100n,
     ...options,
   })
+}
+
+/** Rotation `R<sequence>` of topic `topic`: per partition its range `[start, end)`, and segments of these UUIDs. */
+export function sharedRotation(
+  topic: string,
+  sequence: number,
+  ranges: Record<number, [number, number]>,
+  files: string[],
+): SharedRotation {
+  return {
+    id: `R${sequence}`,
+    sequence: BigInt(sequence),
+    reason: 'commit',
+    manifestPath: `/wal/rotation_${sequence}.json`,
+    ranges: Object.entries(ranges).map(([partition, [start, end]]) => ({
+      topic,
+      partition: Number(partition),
+      start: BigInt(start),
+      end: BigInt(end),
+    })),
+    segments: files.map((uuid) => ({ uuid }) as SharedSegment),
+  }
 }
