@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { FloeError, isFloeError } from '../shared/index.ts'
-import { answerWithin } from './servers.ts'
+import { answerWithin, serverFailure } from './servers.ts'
 
 describe('a start step that may wait on a server', () => {
   test('one that never answers gives up with the server named and the wait said', async () => {
@@ -27,5 +27,27 @@ describe('a start step that may wait on a server', () => {
 
   test('one that answers in time gives its answer', async () => {
     assert.equal(await answerWithin('catalog rest', 'CATALOG_UNAVAILABLE', 1000, async () => 42), 42)
+  })
+})
+
+describe('a failure to reach a server', () => {
+  test("is one line naming the server and the root cause, not the client's words", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' })
+    const clientError = Object.assign(new Error('joinGroup failed 4 times.'), { errors: [refused] })
+    const error = serverFailure(
+      'kafka 127.0.0.1:9092, joining the group of dataset orders',
+      'KAFKA_UNAVAILABLE',
+      clientError,
+    )
+    assert.equal(error.code, 'KAFKA_UNAVAILABLE')
+    assert.equal(error.message, 'kafka 127.0.0.1:9092, joining the group of dataset orders: connection refused')
+    assert.equal(error.details['server'], 'kafka 127.0.0.1:9092, joining the group of dataset orders')
+  })
+
+  test('one already named passes as it is', () => {
+    const named = new FloeError('CATALOG_UNAVAILABLE', 'catalog rest: no answer', {
+      details: { server: 'catalog rest' },
+    })
+    assert.equal(serverFailure('kafka x', 'KAFKA_UNAVAILABLE', named), named)
   })
 })

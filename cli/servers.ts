@@ -51,21 +51,27 @@ export async function reach<T>(
   try {
     return await Promise.race([work(), timeout])
   } catch (error) {
-    if (isFloeError(error) && error.details['server'] !== undefined) throw error
-    const failure = code === 'KAFKA_UNAVAILABLE' ? kafkaConnectionFailureOf(error) : undefined
-    // A server that refused Floe (CATALOG_REFUSED) stays fatal: asking again cannot succeed.
-    const refused = isFloeError(error) && error.fatal ? error.code : undefined
-    throw new FloeError(
-      refused ?? (failure?.kind === 'unreachable' ? code : (failure?.code ?? code)),
-      `${server}: ${reasonOf(error)}`,
-      {
-        cause: error,
-        details: { server },
-      },
-    )
+    throw serverFailure(server, code, error)
   } finally {
     clearTimeout(timer)
   }
+}
+
+/** A failure to reach `server`, as `reach` names it: one FloeError of `code` (or the fatal one it is). */
+export function serverFailure(
+  server: string,
+  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
+  error: unknown,
+): FloeError {
+  if (isFloeError(error) && error.details['server'] !== undefined) return error
+  const failure = code === 'KAFKA_UNAVAILABLE' ? kafkaConnectionFailureOf(error) : undefined
+  // A server that refused Floe (CATALOG_REFUSED) stays fatal: asking again cannot succeed.
+  const refused = isFloeError(error) && error.fatal ? error.code : undefined
+  return new FloeError(
+    refused ?? (failure?.kind === 'unreachable' ? code : (failure?.code ?? code)),
+    `${server}: ${reasonOf(error)}`,
+    { cause: error, details: { server } },
+  )
 }
 
 /**

@@ -29,7 +29,7 @@ import {
 import { buildDatasetRuntime, type DatasetRuntime } from './dataset-runtime.ts'
 import { drain } from './drain.ts'
 import { OwnershipFollower } from './ownership-follower.ts'
-import { catalogConfigOf, kafkaConnectionOf, reach, storageOf } from './servers.ts'
+import { catalogConfigOf, kafkaConnectionOf, reach, serverFailure, storageOf } from './servers.ts'
 
 export function workerIdOf(env: NodeJS.ProcessEnv = process.env): string {
   return env.FLOE_WORKER_ID ?? `${hostname()}-${process.pid}`
@@ -213,7 +213,17 @@ export class Worker {
       },
     })
     await channel.start()
-    for (const runtime of this.#datasets) await runtime.participant.start()
+    for (const runtime of this.#datasets) {
+      // A broker that goes away while the group is joined is named as at the reach above; no
+      // timeout here, since a join rightly waits for the group's rebalance.
+      await runtime.participant.start().catch((error: unknown) => {
+        throw serverFailure(
+          `kafka ${config.kafka.brokers.join(',')}, joining the group of dataset ${runtime.name}`,
+          'KAFKA_UNAVAILABLE',
+          error,
+        )
+      })
+    }
 
     // The coordinator of a dataset follows the ownership of its topic's partition 0.
     const follower = new OwnershipFollower(this.#datasets, {
