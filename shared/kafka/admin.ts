@@ -50,10 +50,21 @@ export class KafkaAdmin {
 
   /** The topic's partition count, or undefined when the topic does not exist. */
   async partitionCount(topic: string): Promise<number | undefined> {
-    const topics = await this.#admin.listTopics()
-    if (!topics.includes(topic)) return undefined
-    const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true })
-    return metadata.topics.get(topic)?.partitionsCount
+    // A topic being deleted can still be listed and already be unknown to the metadata request
+    // (the client says so only in an error's text): it is looked for again, and gone is undefined.
+    let failure: unknown
+    for (const waitMs of [0, 100, 200, 400, 800]) {
+      if (waitMs > 0) await sleep(waitMs)
+      const topics = await this.#admin.listTopics()
+      if (!topics.includes(topic)) return undefined
+      try {
+        const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true })
+        return metadata.topics.get(topic)?.partitionsCount
+      } catch (error) {
+        failure = error
+      }
+    }
+    throw failure
   }
 
   /**
