@@ -32,37 +32,25 @@ export function reasonOf(error: unknown): string {
   return messageOf(current ?? error)
 }
 
+/** What a server out of reach is called. */
+type ServerCode = 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE'
+
 /**
  * Runs `work`; a failure or no answer within `ms` becomes a FloeError of `code` whose message
  * names `server` (details.server) and the reason in one line. A Kafka connection that failed its
  * TLS handshake or its authentication becomes KAFKA_TLS_FAILED or KAFKA_AUTHENTICATION_FAILED
  * instead: fatal, since trying the same certificates or credentials again cannot succeed.
  */
-export async function reach<T>(
-  server: string,
-  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
-  ms: number,
-  work: () => Promise<T>,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)
-  })
+export async function reach<T>(server: string, code: ServerCode, ms: number, work: () => Promise<T>): Promise<T> {
   try {
-    return await Promise.race([work(), timeout])
+    return await answerWithin(server, code, ms, work)
   } catch (error) {
     throw serverFailure(server, code, error)
-  } finally {
-    clearTimeout(timer)
   }
 }
 
 /** A failure to reach `server`, as `reach` names it: one FloeError of `code` (or the fatal one it is). */
-export function serverFailure(
-  server: string,
-  code: 'KAFKA_UNAVAILABLE' | 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
-  error: unknown,
-): FloeError {
+export function serverFailure(server: string, code: ServerCode, error: unknown): FloeError {
   if (isFloeError(error) && error.details['server'] !== undefined) return error
   const failure = code === 'KAFKA_UNAVAILABLE' ? kafkaConnectionFailureOf(error) : undefined
   // A server that refused Floe (CATALOG_REFUSED) stays fatal: asking again cannot succeed.
@@ -81,7 +69,7 @@ export function serverFailure(
  */
 export async function answerWithin<T>(
   server: string,
-  code: 'CATALOG_UNAVAILABLE' | 'STORAGE_UNAVAILABLE',
+  code: ServerCode,
   ms: number,
   work: () => Promise<T>,
 ): Promise<T> {
