@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { FloeError, isFloeError } from '../shared/index.ts'
-import { answerWithin, serverFailure } from './servers.ts'
+import { answerWithin, reach, reasonOf, serverFailure } from './servers.ts'
 
 describe('a start step that may wait on a server', () => {
   test('one that never answers gives up with the server named and the wait said', async () => {
@@ -15,6 +15,18 @@ describe('a start step that may wait on a server', () => {
         return true
       },
     )
+  })
+
+  test('one that never answers has the wait as its reason, so a check names the server once', async () => {
+    const hung = () => new Promise<never>(() => {})
+    for (const wait of [answerWithin, reach]) {
+      await assert.rejects(wait('storage abfs://w@a/data', 'STORAGE_UNAVAILABLE', 20, hung), (error) => {
+        assert.ok(isFloeError(error, 'STORAGE_UNAVAILABLE'))
+        assert.equal(error.message, 'storage abfs://w@a/data: no answer within 0.02 s')
+        assert.equal(reasonOf(error), 'no answer within 0.02 s')
+        return true
+      })
+    }
   })
 
   test("one that fails says its own error, not the server's absence", async () => {

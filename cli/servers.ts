@@ -75,10 +75,12 @@ export async function answerWithin<T>(
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new FloeError(code, `${server}: no answer within ${ms / 1000} s`, { details: { server } })),
-      ms,
-    )
+    timer = setTimeout(() => {
+      // The wait as the cause: a check that reports only the reason (`reasonOf`) says "no answer
+      // within 10 s" after its own name for the server, not the server twice.
+      const silence = new Error(`no answer within ${ms / 1000} s`)
+      reject(new FloeError(code, `${server}: ${silence.message}`, { cause: silence, details: { server } }))
+    }, ms)
   })
   try {
     return await Promise.race([work(), timeout])
