@@ -1,13 +1,16 @@
 // Peak memory of one real `floe run` worker draining a backlog: a topic of `partitions` Kafka
 // partitions pre-filled with the participant benchmark's 1 KB events, a table partitioned
-// `bucket(3, user_id)` (so every Kafka partition feeds three open segments), one worker started on
-// it with `maxOpenSegmentMemoryBytes` = cap. Prints the worker's peak RSS (VmHWM), the drain's wall
-// time and events/s, and how often the worker paused for memory. Not part of `npm test`; needs the
-// local stack (npm run stack -- up).
+// `bucket(3, user_id)` (three open segments in all in the shared WAL layout, three per Kafka
+// partition in the per-partition one), one worker started on it with `maxOpenSegmentMemoryBytes`
+// = cap. Prints the worker's peak RSS (VmHWM), the drain's wall time, events/s and CPU seconds,
+// how often the worker paused for memory, and its heap, Buffers and open segments at the highest
+// RSS sampled. Not part of `npm test`; needs the local stack (npm run stack -- up).
 //
 //   node bench/worker-memory.bench.ts [partitions=256] [events=300000] [capMiB=512] [floeRoot=.]
 //
 // `floeRoot` runs another checkout's bin/floe against the same topic (before/after comparisons).
+// The worker inherits the environment: FLOE_* overrides (FLOE_INGESTION__WAL__ENCODER_THREADS=1)
+// and malloc's settings (MALLOC_ARENA_MAX) reach it; FLOE_BENCH_TRACE=1 prints every sample.
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -16,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readEndpoints } from '../integration/stack/index.ts'
 import { benchEvent, benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
-import { peakRssOf } from './scale-probes.ts'
+import { cpuSecondsOf, peakRssOf } from './scale-probes.ts'
 
 const partitions = Number(process.argv[2] ?? 256)
 const events = Number(process.argv[3] ?? 300_000)
@@ -59,6 +62,7 @@ async function prefill(): Promise<void> {
 interface Breakdown {
   rss: number
   heapUsed: number
+  heapTotal: number
   external: number
   openSegments: number
 }
@@ -70,6 +74,7 @@ async function breakdown(): Promise<Breakdown | undefined> {
     return {
       rss: value(/^floe_process_process_resident_memory_bytes (\S+)/m),
       heapUsed: value(/^floe_process_nodejs_heap_size_used_bytes (\S+)/m),
+      heapTotal: value(/^floe_process_nodejs_heap_size_total_bytes (\S+)/m),
       external: value(/^floe_process_nodejs_external_memory_bytes (\S+)/m),
       openSegments: value(/^floe_wal_bytes\{[^}]*state="open"[^}]*\} (\S+)/m),
     }
@@ -136,6 +141,8 @@ for (const stream of [child.stdout, child.stderr]) {
   })
 }
 let peak = 0
+// user + system seconds of the worker until it drained, start-up included
+let cpuSeconds = 0
 let atPeak: Breakdown | undefined
 const deadline = started + 15 * 60_000
 while (child.exitCode === null && performance.now() < deadline) {
@@ -144,11 +151,12 @@ while (child.exitCode === null && performance.now() < deadline) {
   if (sampled && process.env.FLOE_BENCH_TRACE) {
     const m = (bytes: number) => Math.round(bytes / 2 ** 20)
     console.log(
-      `${((performance.now() - started) / 1000).toFixed(1)} s rss ${m(sampled.rss)} heap ${m(sampled.heapUsed)} ` +
+      `${((performance.now() - started) / 1000).toFixed(1)} s rss ${m(sampled.rss)} heap ${m(sampled.heapUsed)} of ${m(sampled.heapTotal)} ` +
         `external ${m(sampled.external)} open ${m(sampled.openSegments)} committed ${committed}`,
     )
   }
   peak = Math.max(peak, peakRssOf(child.pid as number))
+  cpuSeconds = cpuSecondsOf(child.pid as number) ?? cpuSeconds
   if (committed >= events && drainedAt === undefined) drainedAt = performance.now()
   if (drainedAt !== undefined) break
   await sleep(250)
@@ -161,12 +169,13 @@ const seconds = ((drainedAt ?? performance.now()) - started) / 1000
 console.log(
   `partitions=${partitions} events=${events} cap=${capMiB}MiB root=${floeRoot}: peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB, ` +
     `${drainedAt ? 'drained' : `NOT drained (${committed} committed)`} in ${seconds.toFixed(1)} s ` +
-    `(${Math.round(events / seconds)} events/s incl. start and the last commit), memory pauses ${memoryPauses}`,
+    `(${Math.round(events / seconds)} events/s incl. start and the last commit), ` +
+    `${cpuSeconds.toFixed(1)} CPU s (${Math.round(events / cpuSeconds)} events per CPU-second), memory pauses ${memoryPauses}`,
 )
 if (atPeak) {
   const m = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
   console.log(
-    `  at the highest sampled RSS (${m(atPeak.rss)}): V8 heap used ${m(atPeak.heapUsed)}, external ${m(atPeak.external)}, ` +
+    `  at the highest sampled RSS (${m(atPeak.rss)}): V8 heap used ${m(atPeak.heapUsed)} of ${m(atPeak.heapTotal)}, external ${m(atPeak.external)}, ` +
       `open segments hold (estimate) ${m(atPeak.openSegments)}`,
   )
 }
