@@ -144,6 +144,28 @@ describe('the shared WAL on the record path', () => {
     assert.equal(await h.wal.append(0, batch(0n, 5), () => true), true)
   })
 
+  test('a partition flushed as synced that the WAL no longer reads answers a gap and syncs again, not empty forever', async (t) => {
+    const h = await harness(t)
+    await started(h, 2, 10)
+    // The state a lost ordering of revocation and sync left: the machine still synced, the WAL
+    // without the partition (its rows dropped as not assigned, no position, nothing fetched).
+    await h.wal.release(0)
+    assert.equal(h.wal.position(0), undefined)
+    const resyncs: SyncReason[] = []
+    const work = new SharedPartitionWork(h.env, 0, h.wal, (reason) => resyncs.push(reason))
+    await assert.rejects(work.flush(flushInput(0, 'r1', 0n), new AbortController().signal))
+    assert.deepEqual(resyncs, ['wal-gap'])
+    const other = await h.wal.flush(1, flushInput(1, 'r1', 0n))
+    // its rows shared the dropped rotation: it was rewound to read them again, and is still read
+    assert.ok(other !== 'gap' && other.kind === 'empty', 'the partition the WAL reads is no gap')
+    assert.equal(h.wal.position(1), 0n)
+    const synced = await h.wal.sync(0)
+    assert.equal(synced.position, 0n)
+    assert.equal(h.wal.position(0), 0n, 'read again from the table')
+    const status = await h.wal.flush(0, flushInput(0, 'r2', 0n))
+    assert.ok(status !== 'gap' && status.kind === 'empty')
+  })
+
   test('the late ACK of an older round, after a newer round committed further, moves nothing back', async (t) => {
     const h = await harness(t)
     await started(h, 2, 10)

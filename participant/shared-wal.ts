@@ -190,9 +190,27 @@ export class SharedWal {
     return this.#log?.state === 'failed'
   }
 
-  /** END-COMMIT of one partition: its summary over the round's snapshot, or `gap` (SharedRounds.flush). */
-  flush(partition: number, input: FlushInput): Promise<PartitionWriteStatus | 'gap'> {
-    return this.#rounds.flush(partition, input)
+  /**
+   * END-COMMIT of one partition: its summary over the round's snapshot, or `gap` (SharedRounds.flush).
+   * Also `gap` when the open log does not read the partition its machine flushes as synced: it
+   * would never be fetched again and would answer `empty` round after round, a silent stall; as a
+   * gap it syncs again.
+   */
+  async flush(partition: number, input: FlushInput): Promise<PartitionWriteStatus | 'gap'> {
+    const status = await this.#rounds.flush(partition, input)
+    if (status === 'gap' || !this.#unread(partition)) return status
+    this.#env.logger.warn(
+      { partition, chainStart: String(input.chainStart), commitId: input.commitId },
+      'the shared WAL does not read a partition its machine holds as synced: it syncs again',
+    )
+    return 'gap'
+  }
+
+  /** Synced as far as its machine knows, not being let go of, and yet without a position in the open log. */
+  #unread(partition: number): boolean {
+    const log = this.#log
+    if (log?.state !== 'open' || this.#releasing.has(partition)) return false
+    return !this.#chains.has(partition) || log.position(partition) === undefined
   }
 
   /** The round's WRITE-STATUS from the statuses its partitions handed in (SharedRounds.compose). */
