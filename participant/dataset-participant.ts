@@ -143,7 +143,10 @@ export class DatasetParticipant {
         topic: dataset.topic,
         sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
       },
-      { rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again') },
+      {
+        rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again'),
+        handingOn: (revoked) => options.logger.info({ revoked }, 'partitions revoked: joining again to hand them on'),
+      },
     )
     // a copy (its schema and spec follow the table's); an assignment's partitions load it together
     const table = { ...options.table, offsets: gatheredLoad(options.table.offsets) }
@@ -380,7 +383,8 @@ export class DatasetParticipant {
       if (this.#slots.has(partition)) continue
       const slot = new PartitionSlot(this.#env, partition, this.#queueOf(partition), this.#o.backpressure.paused)
       this.#slots.set(partition, slot)
-      this.#o.logger.info({ partition }, 'partition assigned')
+      // The member and generation tie the line to what the broker says of the group (describe it).
+      this.#o.logger.info({ partition, ...this.membership() }, 'partition assigned')
     }
   }
 

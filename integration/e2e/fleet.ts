@@ -460,9 +460,36 @@ log:
    */
   async waitSettled(timeoutMs: number, settleMs = 3 * this.commitIntervalMs): Promise<SettledResult> {
     const first = await this.waitUntilAllSeen(timeoutMs)
-    if (first.error || first.ids?.missing !== 0) return { ...first, settledMs: 0 }
+    if (first.error || first.ids?.missing !== 0) return { ...first, settledMs: 0, group: await this.groupView() }
     await sleep(settleMs)
-    return { ...(await this.waitUntilAllSeen(timeoutMs)), settledMs: settleMs }
+    const settled = await this.waitUntilAllSeen(timeoutMs)
+    const complete = !settled.error && settled.ids?.missing === 0 && settled.ids.duplicated === 0
+    return { ...settled, settledMs: settleMs, ...(complete ? {} : { group: await this.groupView() }) }
+  }
+
+  /**
+   * The dataset's consumer group as the broker sees it, for a failed verdict: its state, each
+   * member's partitions, and the partitions no member holds (a partition no one reads is a stall,
+   * not a loss).
+   */
+  async groupView(): Promise<string> {
+    const prefix = /groupPrefix: (\S+)/.exec(readFileSync(this.config, 'utf8'))?.[1]
+    const group = `${prefix}-events`
+    const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
+    try {
+      const [{ state, members }, partitions] = await Promise.all([
+        admin.groupAssignment(group, this.topic),
+        admin.partitionCount(this.topic),
+      ])
+      const held = new Set(members.flatMap((member) => member.partitions))
+      const nobody = Array.from({ length: partitions ?? 0 }, (_, p) => p).filter((p) => !held.has(p))
+      const lines = members.map((member) => `   ${member.memberId}: [${member.partitions.join(',')}]`)
+      return [`group ${group} ${state}, held by no member: [${nobody.join(',')}]`, ...lines].join('\n')
+    } catch (error) {
+      return `group ${group}: could not describe it: ${String(error)}`
+    } finally {
+      await admin.close()
+    }
   }
 
   async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -512,12 +539,16 @@ log:
 /** A table read made after a settling time (`Fleet.waitSettled`), the only kind a verdict accepts. */
 export interface SettledResult extends VerifyResult {
   readonly settledMs: number
+  /** The consumer group as the broker saw it when the table was not right (Fleet.groupView). */
+  readonly group?: string
 }
 
 /** The exactly-once verdict on a settled pyiceberg report: every id of `fleet` in the table once, nothing else. */
 export function assertEveryIdOnce(fleet: Fleet, report: SettledResult): void {
   const complete = report.error === undefined && report.ids?.missing === 0 && report.ids.duplicated === 0
-  if (!complete) console.error(`the table is not right; the workers:\n${digestOf(fleet.workers)}`)
+  if (!complete) {
+    console.error(`the table is not right; the workers:\n${digestOf(fleet.workers)}\n${report.group ?? ''}`)
+  }
   assert.equal(report.error, undefined, report.error)
   assert.deepEqual(
     {

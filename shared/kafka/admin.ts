@@ -7,6 +7,12 @@ import { clientOptions, type KafkaConnection } from './connection.ts'
 /** Partition -> offset. Offsets are bigint: Kafka offsets are int64. */
 export type PartitionOffsets = Map<number, bigint>
 
+/** A consumer group's state and who holds which partitions of one topic (KafkaAdmin.groupAssignment). */
+export interface GroupAssignment {
+  state: string
+  members: { memberId: string; clientId: string; partitions: number[] }[]
+}
+
 // ListOffsets timestamps with special meaning in the Kafka protocol.
 const LATEST = -1n
 const EARLIEST = -2n
@@ -122,6 +128,20 @@ export class KafkaAdmin {
     const described = await this.#admin.describeGroups({ groups: [group] })
     const members = described.get(group)?.members ?? new Map()
     return [...members.values()].map((m) => ({ memberId: m.id, clientId: m.clientId, clientHost: m.clientHost }))
+  }
+
+  /**
+   * A consumer group as its coordinator broker sees it: its state, and the partitions of `topic`
+   * each member holds, by member id.
+   */
+  async groupAssignment(group: string, topic: string): Promise<GroupAssignment> {
+    const described = (await this.#admin.describeGroups({ groups: [group] })).get(group)
+    const members = [...(described?.members.values() ?? [])].map((member) => ({
+      memberId: member.id,
+      clientId: member.clientId,
+      partitions: [...(member.assignments?.get(topic)?.partitions ?? [])].sort((a, b) => a - b),
+    }))
+    return { state: String(described?.state ?? 'unknown'), members }
   }
 
   /** Sets a group's committed offsets (the group must have no members). */

@@ -51,6 +51,8 @@ export interface GroupReaderSettings {
 export interface GroupReaderEvents {
   /** The member is out of the group and joins again: why. */
   rejoining?: (reason: string) => void
+  /** A rebalance took these partitions from the member, which joins again so the group hands them on. */
+  handingOn?: (revoked: number[]) => void
 }
 
 export class GroupReader {
@@ -69,6 +71,8 @@ export class GroupReader {
   #member = false
   /** When the client was first seen neither heartbeating nor joining, while a member. */
   #silentSince: number | undefined
+  /** The partitions assigned() answered last. */
+  #held: readonly number[] = []
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings, events: GroupReaderEvents = {}) {
     this.#events = events
@@ -146,11 +150,30 @@ export class GroupReader {
   assigned(): number[] {
     if (this.#lost) {
       this.#rejoin(`the client's own rejoin failed: ${this.#lost.message}`)
+      this.#held = []
       return []
     }
     this.#watchMembership()
     const assignment = this.#consumer.assignments?.find((a) => a.topic === this.#settings.topic)
-    return assignment ? [...assignment.partitions].sort((a, b) => a - b) : []
+    const partitions = assignment ? [...assignment.partitions].sort((a, b) => a - b) : []
+    this.#handOn(partitions)
+    this.#held = partitions
+    return partitions
+  }
+
+  /**
+   * A cooperative rebalance moves a partition in two: the first takes it from its owner and gives
+   * it to no one, and the owner, once it let go, joins again so that a second hands it on. The
+   * client does not always send that second join: on the real broker a group was seen Stable with
+   * the partitions a new member should have had assigned to no member, for as long as nothing else
+   * made the group rebalance (minutes: no one read them). So the member that lost partitions joins
+   * again itself; should the client's own join be under way, the two share its request.
+   */
+  #handOn(now: readonly number[]): void {
+    const revoked = this.#held.filter((partition) => !now.includes(partition))
+    if (revoked.length === 0 || !this.#member || this.#rejoining) return
+    this.#events.handingOn?.(revoked)
+    this.#rejoin()
   }
 
   /** Out of the group since a failed rejoin: no partition is ours until a join succeeds. */
@@ -181,10 +204,10 @@ export class GroupReader {
 
   // One join at a time; a failed one leaves #lost set, so the next assigned() tries again (the
   // client's own retries space the attempts).
-  #rejoin(reason: string): void {
+  #rejoin(reason?: string): void {
     if (this.#rejoining) return
     this.#rejoining = true
-    this.#events.rejoining?.(reason)
+    if (reason !== undefined) this.#events.rejoining?.(reason)
     this.join().then(
       () => {
         this.#lost = undefined

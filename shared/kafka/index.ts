@@ -1,6 +1,6 @@
 // Floe's seam to Kafka. Everything Floe asks of a Kafka client goes through these classes, so the
 // client library (docs/decisions.md) can change without touching the coordinator or participant.
-export { KafkaAdmin, type PartitionOffsets } from './admin.ts'
+export { type GroupAssignment, KafkaAdmin, type PartitionOffsets } from './admin.ts'
 export type { KafkaConnection, KafkaSasl, KafkaTls } from './connection.ts'
 export { type KafkaConnectionFailure, kafkaConnectionFailureOf } from './connection-failure.ts'
 export { type ConsumerSettings, type IncomingRecord, KafkaConsumer } from './consumer.ts'
