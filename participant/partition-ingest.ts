@@ -6,7 +6,7 @@
 import type { StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
-import type { Decoder } from './decode/index.ts'
+import { BatchCoordinates, type Decoder } from './decode/index.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
 export interface BadRecord {
@@ -65,6 +65,8 @@ export function decodeFetched(
   const bad: BadRecord[] = []
   let records = 0
   let oldest: bigint | undefined
+  // one object for every record, and none at all when no column reads a record's coordinates
+  const coordinates = decoder.readsCoordinates ? new BatchCoordinates(topic, partition) : undefined
   for (const batch of fetched.batches) {
     // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
     const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
@@ -75,7 +77,7 @@ export function decodeFetched(
       if (record.offsetDelta < skip) continue
       records++
       try {
-        rows.push(decoder.decode(record.value ?? undefined))
+        rows.push(decoder.decode(record.value ?? undefined, coordinates?.at(batch, record)))
       } catch (error) {
         // Only the decoder's own refusals make a bad record; anything else is a bug of Floe's,
         // and dead-lettering it would hide it behind the data (and lose good records to it).

@@ -366,7 +366,14 @@ log:
    */
   async produce(
     count: number,
-    options: { batch?: number; badEvery?: number; partition?: number; event?: (id: string, i: number) => unknown } = {},
+    options: {
+      batch?: number
+      badEvery?: number
+      partition?: number
+      event?: (id: string, i: number) => unknown
+      /** Headers of each good event. */
+      headers?: (id: string, i: number) => Record<string, string>
+    } = {},
   ): Promise<string[]> {
     const batch = options.batch ?? 500
     const partition = options.partition === undefined ? {} : { partition: options.partition }
@@ -391,11 +398,13 @@ log:
             kind: 'click',
             amount: i / 10,
           }
+          const headers = options.headers?.(id, this.ids.length - 1)
           records.push({
             topic: this.topic,
             key: Buffer.from(id),
             value: Buffer.from(JSON.stringify(event)),
             ...partition,
+            ...(headers ? { headers } : {}),
           })
         }
         await producer.send(records)

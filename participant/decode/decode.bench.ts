@@ -5,10 +5,13 @@
 // Prints decodes/s and MB/s of JSON (median of 5 runs after a warm-up), the whole decode with and
 // without the plain-path shortcut, and the split: UTF-8 + depth check, JSON.parse, mapping,
 // conversion. The phases run the decoder's own methods over precomputed inputs; conversion is
-// (mapping + conversion) minus mapping, since convert() reads what map() wrote.
+// (mapping + conversion) minus mapping, since convert() reads what map() wrote. One more whole
+// decode adds four columns from the record's Kafka coordinates (topic, offset, timestamp, key).
 import type { StructValue } from '../../shared/iceberg/index.ts'
+import type { RecordsBatch } from '../../shared/kafka/index.ts'
 import { benchEvent, benchMapping, benchSchema } from './bench-events.ts'
 import { RecordDecoder } from './decoder.ts'
+import { BatchCoordinates } from './kafka-columns.ts'
 import { datasetOf } from './test-support.ts'
 import { utf8Text, withinDepth } from './text.ts'
 
@@ -19,6 +22,32 @@ const dataset = datasetOf(benchMapping, benchSchema)
 const options = { maxRecordBytes: 1 << 20 }
 const fast = new RecordDecoder(dataset, options)
 const interpreted = new RecordDecoder(dataset, options, { plainPaths: false })
+const withKafka = new RecordDecoder(
+  datasetOf(
+    {
+      ...benchMapping,
+      k_topic: '$kafka.topic',
+      k_offset: '$kafka.offset',
+      k_at: '$kafka.timestamp',
+      k_key: '$kafka.key',
+    },
+    { ...benchSchema, k_topic: 'string', k_offset: 'long', k_at: 'timestamptz', k_key: 'string' },
+  ),
+  options,
+)
+// the events as one fetched batch, as the record loop hands them to the decoder
+const batch = {
+  firstOffset: 1_000_000n,
+  firstTimestamp: 1_764_547_200_000n,
+  records: events.map((value, i) => ({
+    offsetDelta: i,
+    timestampDelta: BigInt(i),
+    key: Buffer.from(`k-${i}`),
+    value,
+    headers: [],
+  })),
+} as unknown as RecordsBatch
+const coordinates = new BatchCoordinates('events', 0)
 
 // Precomputed inputs of each phase.
 const texts = events.map((e) => utf8Text(e) ?? '')
@@ -28,6 +57,12 @@ let sink = 0
 const phases: Record<string, () => void> = {
   'decode (plain-path shortcut)': () => {
     for (const e of events) sink += (fast.decode(e) as StructValue).event_id === null ? 1 : 0
+  },
+  'decode + 4 $kafka columns': () => {
+    for (const record of batch.records) {
+      const row = withKafka.decode(record.value ?? undefined, coordinates.at(batch, record))
+      sink += row.event_id === null ? 1 : 0
+    }
   },
   'decode (interpreter only)': () => {
     for (const e of events) sink += (interpreted.decode(e) as StructValue).event_id === null ? 1 : 0

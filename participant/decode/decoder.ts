@@ -14,16 +14,18 @@
 // A top-level `decimal` column refuses a JSON number whose shortest text has more than 15
 // significant digits: every decimal of at most 15 digits survives the double exactly, beyond that
 // it may not (12345678901234567890 arrives as 12345678901234567000). A string is read exactly.
-import type { DatasetConfig } from '../../shared/config/index.ts'
+import { type DatasetConfig, parseKafkaSource } from '../../shared/config/index.ts'
 import type { IcebergType, PrimitiveType, StructValue } from '../../shared/iceberg/index.ts'
 import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
 import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
+import { compileKafkaColumn, type RecordCoordinates } from './kafka-columns.ts'
 import {
   compileColumnExpression,
   type EvaluationKind,
   type ExpressionNode,
   INTERPRETED,
   interpret,
+  KAFKA_SOURCE,
   PLAIN_PATH,
   walkOwnPath,
   walkPath,
@@ -48,8 +50,13 @@ export interface Decoder {
   readonly dataset: string
   /** The table's top-level columns, in schema order: the keys of every decoded row. */
   readonly columns: readonly string[]
-  /** One Kafka record value -> one row. Throws FloeError RECORD_MALFORMED (details.reason, column). */
-  decode(value: Buffer | undefined): StructValue
+  /** Some column is mapped from the record's Kafka coordinates (`$kafka.offset`, ...): decode needs them. */
+  readonly readsCoordinates: boolean
+  /**
+   * One Kafka record value -> one row. Throws FloeError RECORD_MALFORMED (details.reason, column).
+   * `record`: the record's coordinates, needed when readsCoordinates.
+   */
+  decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue
 }
 
 export const DEFAULT_MAX_DEPTH = 64
@@ -60,6 +67,7 @@ const EXACT_DOUBLE_DIGITS = 15
 export class RecordDecoder implements Decoder {
   readonly dataset: string
   readonly columns: readonly string[]
+  readonly readsCoordinates: boolean
   readonly #maxRecordBytes: number
   readonly #maxDepth: number
   readonly #count: number
@@ -90,6 +98,18 @@ export class RecordDecoder implements Decoder {
         // resolveDataset already refuses this; a hand-built DatasetConfig may not have.
         throw new FloeError('CONFIG_INVALID', `dataset ${dataset.name}: no customMapping for column ${field.name}`)
       }
+      const source = parseKafkaSource(text)
+      if (source instanceof Error) throw new FloeError('CONFIG_INVALID', `dataset ${dataset.name}: ${source.message}`)
+      if (source) {
+        // The column's "mapped value" is the record's coordinates; its converter reads them.
+        expressions.push(text)
+        nodes.push(compileColumnExpression('@', false).node)
+        kinds.push(KAFKA_SOURCE)
+        paths.push([])
+        const read = compileKafkaColumn(source, field.type, field.name, field.required)
+        converters.push((record) => read(record as RecordCoordinates))
+        continue
+      }
       const expression = compileColumnExpression(text, tuning.plainPaths)
       expressions.push(text)
       nodes.push(expression.node)
@@ -105,6 +125,7 @@ export class RecordDecoder implements Decoder {
       )
     }
     this.columns = fields.map((field) => field.name)
+    this.readsCoordinates = kinds.includes(KAFKA_SOURCE)
     this.#count = fields.length
     this.#expressions = expressions
     this.#nodes = nodes
@@ -115,8 +136,8 @@ export class RecordDecoder implements Decoder {
     this.#guardedRow = this.columns.some((name) => name in Object.prototype)
   }
 
-  decode(value: Buffer | undefined): StructValue {
-    this.map(this.parse(value))
+  decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
+    this.map(this.parse(value), record)
     return this.convert()
   }
 
@@ -158,7 +179,7 @@ export class RecordDecoder implements Decoder {
   }
 
   /** Evaluates every column's expression into the scratch array. Public for the benchmark's split. */
-  map(data: object): void {
+  map(data: object, record?: RecordCoordinates): void {
     const mapped = this.#mapped
     const kinds = this.#kinds
     const paths = this.#paths
@@ -168,6 +189,7 @@ export class RecordDecoder implements Decoder {
       // monomorphic, and plain paths never reach the interpreter's try.
       if (kind === PLAIN_PATH) mapped[i] = walkPath(data, paths[i]!)
       else if (kind === INTERPRETED) mapped[i] = this.#interpret(i, data)
+      else if (kind === KAFKA_SOURCE) mapped[i] = record
       else mapped[i] = walkOwnPath(data, paths[i]!)
     }
   }

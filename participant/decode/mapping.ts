@@ -23,7 +23,10 @@ export const PLAIN_PATH = 1
  */
 export const OWN_PATH = 2
 
-export type EvaluationKind = typeof INTERPRETED | typeof PLAIN_PATH | typeof OWN_PATH
+/** Not in the value: the record's Kafka coordinates (`$kafka.offset`, ...; kafka-columns.ts). */
+export const KAFKA_SOURCE = 3
+
+export type EvaluationKind = typeof INTERPRETED | typeof PLAIN_PATH | typeof OWN_PATH | typeof KAFKA_SOURCE
 
 export interface ColumnExpression {
   text: string

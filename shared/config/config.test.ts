@@ -251,6 +251,18 @@ describe('the configuration file', () => {
       /customMapping\.user_id: not a JMESPath expression/,
     ],
     [
+      'a $kafka source that does not exist',
+      base.replace('user_id: user.id', "user_id: '$kafka.partitions'"),
+      {},
+      /customMapping\.user_id: \$kafka\.partitions names no Kafka source: use \$kafka\.topic/,
+    ],
+    [
+      'a $kafka source into a column that cannot hold it',
+      base.replace('user_id: user.id', "user_id: '$kafka.topic'"),
+      {},
+      /customMapping\.user_id: \$kafka\.topic goes into a string column, not long/,
+    ],
+    [
       'an unknown column type',
       base.replace('user_id: long', 'user_id: bigint'),
       {},

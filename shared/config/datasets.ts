@@ -6,6 +6,7 @@ import { FloeError, messageOf } from '../errors.ts'
 import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } from '../iceberg/index.ts'
 import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
+import { kafkaSourceMismatch, parseKafkaSource } from './kafka-sources.ts'
 import type { RawDataset } from './schema.ts'
 
 export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
@@ -91,8 +92,12 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
   }
   for (const column of columns) {
     if (!(column in raw.customMapping)) invalid(`${at}.schema.${column}`, 'no JMESPath expression in customMapping')
+    const expression = raw.customMapping[column] ?? ''
+    const source = parseKafkaSource(expression)
+    if (source instanceof Error) invalid(`${at}.customMapping.${column}`, source.message)
+    if (source) continue
     try {
-      compile(raw.customMapping[column] ?? '')
+      compile(expression)
     } catch (error) {
       invalid(`${at}.customMapping.${column}`, `not a JMESPath expression: ${messageOf(error)}`)
     }
@@ -105,6 +110,11 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
     return { id: next(), name, required, type }
   })
   const fields = topFields.map((f) => ({ ...f, type: assignFieldIds(f.type, next) }))
+  for (const field of fields) {
+    const source = parseKafkaSource(raw.customMapping[field.name] ?? '')
+    const mismatch = source && !(source instanceof Error) && kafkaSourceMismatch(source, field.type)
+    if (mismatch) invalid(`${at}.customMapping.${field.name}`, mismatch)
+  }
   const icebergSchema: Schema = { type: 'struct', 'schema-id': 0, fields }
 
   const partitionFields: PartitionField[] = raw.partitionSpec.map((entry, i) => {
