@@ -17,11 +17,10 @@ function brief(line: Line): string {
   return `${String(time)} ${String(msg)}${details}`.slice(0, 400)
 }
 
-/** The partitions the log says the worker holds now (assigned minus revoked, since its last start). */
-function heldPartitions(lines: readonly Line[]): number[] {
+/** The partitions a worker's log says it ingests now: assigned minus revoked (one log per incarnation). */
+export function heldPartitions(lines: readonly Line[]): number[] {
   const held = new Set<number>()
   for (const line of lines) {
-    if (line.msg === 'configuration loaded') held.clear()
     if (line.msg === 'partition assigned') held.add(Number(line.partition))
     if (line.msg === 'partition revoked') held.delete(Number(line.partition))
   }

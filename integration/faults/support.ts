@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertEveryIdOnce, type Fleet, type SettledResult, type WorkerProcess } from '../e2e/fleet.ts'
+import { heldPartitions } from '../e2e/log-digest.ts'
 import { freezeService, restartBroker, thawService } from '../stack/index.ts'
 
 export const minute = 60_000
@@ -102,13 +103,6 @@ export function logged(worker: WorkerProcess, msg: string): Record<string, unkno
 /** The partitions each running worker ingests now, as its log says (assigned minus revoked). */
 export function ownership(fleet: Fleet): Record<string, number[]> {
   const owned: Record<string, number[]> = {}
-  for (const worker of fleet.workers.filter((w) => w.running)) {
-    const now = new Set<number>()
-    for (const line of worker.lines()) {
-      if (line.msg === 'partition assigned') now.add(Number(line.partition))
-      if (line.msg === 'partition revoked') now.delete(Number(line.partition))
-    }
-    owned[worker.id] = [...now].sort((a, b) => a - b)
-  }
+  for (const worker of fleet.workers.filter((w) => w.running)) owned[worker.id] = heldPartitions(worker.lines())
   return owned
 }

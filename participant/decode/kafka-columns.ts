@@ -96,11 +96,12 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
     }
     case 'header': {
       const bytes = bytesOf(type, column)
-      const name = source.name
+      // compared as bytes: no string made per header of every record
+      const name = Buffer.from(source.name)
       return (record) => {
         // the last of a repeated header, as a Kafka Connect header converter reads it
         let found: Buffer | null | undefined
-        for (const [key, value] of record.headers) if (key && key.toString('utf8') === name) found = value
+        for (const [key, value] of record.headers) if (key?.equals(name)) found = value
         return found === undefined ? null : bytes(found ?? Buffer.alloc(0))
       }
     }

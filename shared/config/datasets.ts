@@ -6,7 +6,7 @@ import { FloeError, messageOf } from '../errors.ts'
 import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } from '../iceberg/index.ts'
 import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
-import { kafkaSourceMismatch, parseKafkaSource } from './kafka-sources.ts'
+import { type KafkaSource, kafkaSourceMismatch, parseKafkaSource } from './kafka-sources.ts'
 import type { RawDataset } from './schema.ts'
 
 export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
@@ -90,12 +90,17 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
   for (const column of Object.keys(raw.customMapping)) {
     if (!(column in raw.schema)) invalid(`${at}.customMapping.${column}`, 'no such column in schema')
   }
+  // the columns mapped from the record's Kafka coordinates; their types are checked once known
+  const kafkaSources = new Map<string, KafkaSource>()
   for (const column of columns) {
     if (!(column in raw.customMapping)) invalid(`${at}.schema.${column}`, 'no JMESPath expression in customMapping')
     const expression = raw.customMapping[column] ?? ''
     const source = parseKafkaSource(expression)
     if (source instanceof Error) invalid(`${at}.customMapping.${column}`, source.message)
-    if (source) continue
+    if (source) {
+      kafkaSources.set(column, source)
+      continue
+    }
     try {
       compile(expression)
     } catch (error) {
@@ -111,8 +116,8 @@ export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
   })
   const fields = topFields.map((f) => ({ ...f, type: assignFieldIds(f.type, next) }))
   for (const field of fields) {
-    const source = parseKafkaSource(raw.customMapping[field.name] ?? '')
-    const mismatch = source && !(source instanceof Error) && kafkaSourceMismatch(source, field.type)
+    const source = kafkaSources.get(field.name)
+    const mismatch = source && kafkaSourceMismatch(source, field.type)
     if (mismatch) invalid(`${at}.customMapping.${field.name}`, mismatch)
   }
   const icebergSchema: Schema = { type: 'struct', 'schema-id': 0, fields }
