@@ -89,6 +89,8 @@ export async function verifyTable(
     idColumn?: string
     filter?: string
     rows?: number
+    /** Binary values of the rows as base64 (byte-exact), not Python's text of them. */
+    binaryAsBase64?: boolean
     sqlPath?: string
     /** A REST catalog other than the stack's first (the one on S3). */
     restUri?: string
@@ -98,6 +100,7 @@ export async function verifyTable(
   if (options.idsFile) args.push('--ids-file', options.idsFile, '--id-column', options.idColumn ?? 'id')
   if (options.filter) args.push('--filter', options.filter)
   if (options.rows) args.push('--rows', String(options.rows))
+  if (options.binaryAsBase64) args.push('--binary-base64')
   if (options.sqlPath) args.push('--sql-path', options.sqlPath)
   if (options.restUri) args.push('--uri', options.restUri)
   const verify = join(import.meta.dirname, 'verify')

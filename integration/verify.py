@@ -15,6 +15,7 @@ duplicated, 2 on a usage or load error.
 """
 
 import argparse
+import base64
 import collections
 import json
 import os
@@ -95,6 +96,11 @@ def main():
     parser.add_argument("--filter", help="pyiceberg row filter, e.g. \"kind = 'click'\"")
     parser.add_argument("--rows", type=int, default=0, help="also print the first N rows")
     parser.add_argument(
+        "--binary-base64",
+        action="store_true",
+        help="print binary values of the rows as base64 (default: Python's text of the bytes)",
+    )
+    parser.add_argument(
         "--property",
         action="append",
         metavar="KEY=VALUE",
@@ -148,7 +154,12 @@ def main():
             "duplicatedSample": dict(list(duplicated.items())[:20]),
         }
         status = 0 if not missing and not duplicated and not unexpected else 1
-    print(json.dumps(result, default=str))
+    def printable(value):
+        if args.binary_base64 and isinstance(value, bytes):
+            return base64.b64encode(value).decode("ascii")
+        return str(value)
+
+    print(json.dumps(result, default=printable))
     return status
 
 

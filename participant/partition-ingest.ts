@@ -6,7 +6,7 @@
 import type { StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
-import { BatchCoordinates, type Decoder } from './decode/index.ts'
+import { BatchCoordinates, batchTimestampMs, type Decoder, recordTimestampMs } from './decode/index.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
 export interface BadRecord {
@@ -35,7 +35,7 @@ function recordOf(topic: string, partition: number, batch: RecordsBatch, index: 
     topic,
     partition,
     offset: batch.firstOffset + BigInt(record.offsetDelta),
-    timestamp: batch.firstTimestamp + record.timestampDelta,
+    timestamp: recordTimestampMs(batch, record),
     key: record.key ?? undefined,
     value: record.value ?? undefined,
     headers,
@@ -71,7 +71,10 @@ export function decodeFetched(
     // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
     const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
     const list = batch.records
-    if (list.length > 0 && (oldest === undefined || batch.firstTimestamp < oldest)) oldest = batch.firstTimestamp
+    if (list.length > 0) {
+      const first = batchTimestampMs(batch)
+      if (oldest === undefined || first < oldest) oldest = first
+    }
     for (let i = 0; i < list.length; i++) {
       const record = list[i]!
       if (record.offsetDelta < skip) continue

@@ -52,6 +52,8 @@ export interface FleetOptions {
    * place of the default five columns; `produce` then needs an `event` that fits them.
    */
   dataset?: string
+  /** Settings of the topic the fleet creates (`message.timestamp.type: LogAppendTime`). */
+  topicConfigs?: Record<string, string>
 }
 
 /** The `catalog:` section of a worker's floe.yaml, and the environment that gives its password. */
@@ -264,7 +266,7 @@ export class Fleet {
     const namespace = uniqueName('e2e')
     const table = `${namespace}.events`
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
-    await admin.ensureTopic(topic, options.partitions ?? 6)
+    await admin.ensureTopic(topic, options.partitions ?? 6, options.topicConfigs)
     await admin.close()
     const config = join(dir, 'floe.yaml')
     const azure = options.storage === 'azure'

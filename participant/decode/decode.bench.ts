@@ -6,13 +6,14 @@
 // without the plain-path shortcut, and the split: UTF-8 + depth check, JSON.parse, mapping,
 // conversion. The phases run the decoder's own methods over precomputed inputs; conversion is
 // (mapping + conversion) minus mapping, since convert() reads what map() wrote. One more whole
-// decode adds four columns from the record's Kafka coordinates (topic, offset, timestamp, key).
+// decode adds four columns from the record's Kafka coordinates (topic, offset, timestamp, key), and
+// the raw archive mode's row (every coordinate, value and key as bytes, no JSON parse) is timed too.
 import type { StructValue } from '../../shared/iceberg/index.ts'
 import type { RecordsBatch } from '../../shared/kafka/index.ts'
 import { benchEvent, benchMapping, benchSchema } from './bench-events.ts'
 import { RecordDecoder } from './decoder.ts'
 import { BatchCoordinates } from './kafka-columns.ts'
-import { datasetOf } from './test-support.ts'
+import { datasetOf, rawArchiveOf } from './test-support.ts'
 import { utf8Text, withinDepth } from './text.ts'
 
 const count = Number(process.argv[2] ?? 20_000)
@@ -35,8 +36,10 @@ const withKafka = new RecordDecoder(
   ),
   options,
 )
+const archive = new RecordDecoder(rawArchiveOf(), options)
 // the events as one fetched batch, as the record loop hands them to the decoder
 const batch = {
+  attributes: 0,
   firstOffset: 1_000_000n,
   firstTimestamp: 1_764_547_200_000n,
   records: events.map((value, i) => ({
@@ -44,7 +47,7 @@ const batch = {
     timestampDelta: BigInt(i),
     key: Buffer.from(`k-${i}`),
     value,
-    headers: [],
+    headers: [[Buffer.from('trace'), Buffer.from(`t-${i}`)]],
   })),
 } as unknown as RecordsBatch
 const coordinates = new BatchCoordinates('events', 0)
@@ -62,6 +65,12 @@ const phases: Record<string, () => void> = {
     for (const record of batch.records) {
       const row = withKafka.decode(record.value ?? undefined, coordinates.at(batch, record))
       sink += row.event_id === null ? 1 : 0
+    }
+  },
+  'raw archive row (mode: raw)': () => {
+    for (const record of batch.records) {
+      const row = archive.decode(record.value ?? undefined, coordinates.at(batch, record))
+      sink += row.value === null ? 1 : 0
     }
   },
   'decode (interpreter only)': () => {

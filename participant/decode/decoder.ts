@@ -61,6 +61,8 @@ export interface Decoder {
 
 export const DEFAULT_MAX_DEPTH = 64
 
+const NOTHING_PARSED: object = Object.freeze({})
+
 // The widest decimal text a double is guaranteed to carry exactly (DBL_DIG).
 const EXACT_DOUBLE_DIGITS = 15
 
@@ -77,6 +79,8 @@ export class RecordDecoder implements Decoder {
   readonly #paths: readonly string[][]
   readonly #converters: readonly ValueConverter[]
   readonly #mapped: unknown[]
+  /** Every column reads the record's coordinates (a raw archive): the value is never parsed. */
+  readonly #coordinatesOnly: boolean
   // A column named like an Object.prototype member would set the row's prototype (`__proto__`) or
   // go through an inherited setter; the rare schema with one builds rows with defineProperty.
   readonly #guardedRow: boolean
@@ -126,6 +130,7 @@ export class RecordDecoder implements Decoder {
     }
     this.columns = fields.map((field) => field.name)
     this.readsCoordinates = kinds.includes(KAFKA_SOURCE)
+    this.#coordinatesOnly = kinds.every((kind) => kind === KAFKA_SOURCE)
     this.#count = fields.length
     this.#expressions = expressions
     this.#nodes = nodes
@@ -137,7 +142,13 @@ export class RecordDecoder implements Decoder {
   }
 
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
-    this.map(this.parse(value), record)
+    if (this.#coordinatesOnly) {
+      // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
+      if (value !== undefined) this.#refuseTooLarge(value)
+      this.map(NOTHING_PARSED, record)
+    } else {
+      this.map(this.parse(value), record)
+    }
     return this.convert()
   }
 
@@ -146,13 +157,7 @@ export class RecordDecoder implements Decoder {
     if (value === undefined || value.length === 0) {
       throw malformed('empty', 'record has no value (a tombstone or zero bytes)')
     }
-    if (value.length > this.#maxRecordBytes) {
-      throw malformed(
-        'too-large',
-        `record of ${value.length} bytes is larger than ingestion.maxRecordBytes (${this.#maxRecordBytes})`,
-        { details: { bytes: value.length, maxRecordBytes: this.#maxRecordBytes } },
-      )
-    }
+    this.#refuseTooLarge(value)
     const text = utf8Text(value)
     if (text === undefined) throw malformed('invalid-utf8', 'record is not valid UTF-8')
     if (!withinDepth(text, this.#maxDepth)) {
@@ -214,6 +219,15 @@ export class RecordDecoder implements Decoder {
       throw this.#conversionFailed(i, error)
     }
     return row
+  }
+
+  #refuseTooLarge(value: Buffer): void {
+    if (value.length <= this.#maxRecordBytes) return
+    throw malformed(
+      'too-large',
+      `record of ${value.length} bytes is larger than ingestion.maxRecordBytes (${this.#maxRecordBytes})`,
+      { details: { bytes: value.length, maxRecordBytes: this.#maxRecordBytes } },
+    )
   }
 
   #interpret(i: number, data: object): unknown {

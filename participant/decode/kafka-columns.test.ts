@@ -13,7 +13,9 @@ function coordinates(overrides: Partial<RecordCoordinates> = {}): RecordCoordina
     partition: 7,
     offset: 9_007_199_254_740_993n,
     timestampMs: 1_764_547_200_123n,
+    timestampType: 'CreateTime',
     key: Buffer.from('user-42'),
+    value,
     headers: [
       [Buffer.from('trace'), Buffer.from('t-1')],
       [Buffer.from('source'), Buffer.from('app')],
@@ -118,8 +120,68 @@ describe('$kafka.* columns', () => {
     assert.deepEqual(row.h, new Map([['raw', bad]]))
   })
 
+  test('a list of headers keeps every header in order, a repeated name and a missing value', () => {
+    const decoder = decoderOf(
+      { h: '$kafka.headers', t: '$kafka.headers' },
+      {
+        h: 'list<struct<key: string, value: binary>>',
+        t: 'list<struct<key: string, value: string>>',
+      },
+    )
+    const row = decoder.decode(value, coordinates())
+    assert.deepEqual(row.h, [
+      { key: 'trace', value: Buffer.from('t-1') },
+      { key: 'source', value: Buffer.from('app') },
+      { key: 'trace', value: Buffer.from('t-2') },
+      { key: 'empty', value: null },
+    ])
+    assert.deepEqual(
+      (row.t as { value: unknown }[]).map((header) => header.value),
+      ['t-1', 'app', 't-2', null],
+    )
+    const badName = coordinates({ headers: [[Buffer.from([0xc3, 0x28]), Buffer.from('v')]] })
+    assert.equal(refusedWith(() => decoder.decode(value, badName)).column, 'h.key')
+  })
+
+  test('$kafka.value and $kafka.timestampType', () => {
+    const decoder = decoderOf(
+      { raw: '$kafka.value', text: '$kafka.value', kind: '$kafka.timestampType' },
+      { raw: 'binary', text: 'string', kind: 'string not null' },
+    )
+    const row = decoder.decode(value, coordinates({ timestampType: 'LogAppendTime' }))
+    assert.deepEqual(row.raw, value)
+    assert.equal(row.text, '{"id":"e-1"}')
+    assert.equal(row.kind, 'LogAppendTime')
+  })
+
+  test('binary columns hold copies, not views that keep the whole fetched batch alive', () => {
+    // a fetched batch of 16 KiB, a key somewhere in it
+    const fetched = Buffer.alloc(16_384)
+    fetched.write('user-42', 4_000)
+    const key = fetched.subarray(4_000, 4_007)
+    const row = decoderOf({ key: '$kafka.key' }, { key: 'binary' }).decode(value, coordinates({ key }))
+    assert.deepEqual(row.key, Buffer.from('user-42'))
+    assert.notEqual((row.key as Buffer).buffer, fetched.buffer)
+  })
+
+  test('a dataset of coordinates only never parses the value: a tombstone, empty bytes or non-JSON are rows', () => {
+    const decoder = decoderOf({}, {})
+    assert.throws(() => decoder.decode(undefined, coordinates()), /tombstone/)
+    const archive = compileDecoder(
+      datasetOf({ offset: '$kafka.offset', value: '$kafka.value' }, { offset: 'long not null', value: 'binary' }),
+      { maxRecordBytes: 8 },
+    )
+    const invalidUtf8 = Buffer.from([0xff, 0xfe, 0x00])
+    for (const bytes of [undefined, Buffer.alloc(0), invalidUtf8, Buffer.from('not json')]) {
+      assert.deepEqual(archive.decode(bytes, coordinates({ value: bytes })).value, bytes === undefined ? null : bytes)
+    }
+    const large = Buffer.alloc(9)
+    assert.match(refusedWith(() => archive.decode(large, coordinates({ value: large }))).message, /maxRecordBytes/)
+  })
+
   test('BatchCoordinates reads a fetched batch record by record', () => {
     const batch = {
+      attributes: 0,
       firstOffset: 100n,
       firstTimestamp: 1_000n,
       records: [
@@ -144,6 +206,28 @@ describe('$kafka.* columns', () => {
       [
         { offset: 100n, ms: 1_000n, key: 'a', h: null },
         { offset: 102n, ms: 1_005n, key: null, h: 'v' },
+      ],
+    )
+    assert.equal(at.at(batch, batch.records[0]!).timestampType, 'CreateTime')
+  })
+
+  test('in a batch the broker stamped (LogAppendTime) every record has the batch time', () => {
+    const batch = {
+      attributes: 0x08,
+      firstOffset: 0n,
+      firstTimestamp: 1_000n,
+      maxTimestamp: 9_000n,
+      records: [
+        { offsetDelta: 0, timestampDelta: 0n, key: null, value, headers: [] },
+        { offsetDelta: 1, timestampDelta: 7n, key: null, value, headers: [] },
+      ],
+    } as unknown as RecordsBatch
+    const at = new BatchCoordinates('events', 0)
+    assert.deepEqual(
+      batch.records.map((record) => [at.at(batch, record).timestampMs, at.timestampType]),
+      [
+        [9_000n, 'LogAppendTime'],
+        [9_000n, 'LogAppendTime'],
       ],
     )
   })

@@ -2,8 +2,8 @@
 // sources and the types they fit are shared/config's kafka-sources.ts). Each column's reader is
 // compiled once for its type and reads only what it needs of the record, so a dataset that maps
 // none pays nothing and one that maps the offset pays one bigint per record.
-import type { KafkaSource } from '../../shared/config/index.ts'
-import type { IcebergType, IcebergValue } from '../../shared/iceberg/index.ts'
+import { headersShape, type KafkaSource } from '../../shared/config/index.ts'
+import type { IcebergType, IcebergValue, StructValue } from '../../shared/iceberg/index.ts'
 import { FloeError } from '../../shared/index.ts'
 import type { RecordsBatch } from '../../shared/kafka/index.ts'
 import { utf8Text } from './text.ts'
@@ -15,12 +15,33 @@ export interface RecordCoordinates {
   readonly offset: bigint
   /** The record's timestamp, milliseconds since the epoch (create or log-append time, as the topic keeps it). */
   readonly timestampMs: bigint
+  /** Which of the two timestampMs is, by Kafka's names for them. */
+  readonly timestampType: TimestampType
   readonly key: Buffer | undefined
+  /** Undefined for a tombstone (a record with no value). */
+  readonly value: Buffer | undefined
   /** In the order the producer wrote them; a name may repeat. */
   readonly headers: Iterable<readonly [Buffer | null | undefined, Buffer | null | undefined]>
 }
 
+export type TimestampType = 'CreateTime' | 'LogAppendTime'
+
 type FetchedRecord = RecordsBatch['records'][number]
+
+// A batch attribute: the broker stamped the batch with its own time (the topic's
+// message.timestamp.type is LogAppendTime). The records then keep the producer's timestamps and
+// the batch's maxTimestamp holds the broker's, which is every record's timestamp.
+const LOG_APPEND_TIME = 0x08
+
+/** A record's timestamp (ms) as Kafka's own clients read it: the broker's for a batch it stamped. */
+export function recordTimestampMs(batch: RecordsBatch, record: FetchedRecord): bigint {
+  return (batch.attributes & LOG_APPEND_TIME) !== 0 ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta
+}
+
+/** The timestamp (ms) of a batch's first record. */
+export function batchTimestampMs(batch: RecordsBatch): bigint {
+  return (batch.attributes & LOG_APPEND_TIME) !== 0 ? batch.maxTimestamp : batch.firstTimestamp
+}
 
 /**
  * The coordinates of one record of a fetched batch, moved from record to record by the decode
@@ -47,10 +68,16 @@ export class BatchCoordinates implements RecordCoordinates {
     return (this.#batch as RecordsBatch).firstOffset + BigInt((this.#record as FetchedRecord).offsetDelta)
   }
   get timestampMs(): bigint {
-    return (this.#batch as RecordsBatch).firstTimestamp + (this.#record as FetchedRecord).timestampDelta
+    return recordTimestampMs(this.#batch as RecordsBatch, this.#record as FetchedRecord)
+  }
+  get timestampType(): TimestampType {
+    return ((this.#batch as RecordsBatch).attributes & LOG_APPEND_TIME) !== 0 ? 'LogAppendTime' : 'CreateTime'
   }
   get key(): Buffer | undefined {
     return this.#record?.key ?? undefined
+  }
+  get value(): Buffer | undefined {
+    return this.#record?.value ?? undefined
   }
   get headers(): Iterable<readonly [Buffer | null | undefined, Buffer | null | undefined]> {
     return this.#record?.headers ?? []
@@ -90,9 +117,15 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
     case 'timestamp':
       // Iceberg timestamps are microseconds; a long column takes Kafka's milliseconds as they are.
       return type === 'long' ? (record) => record.timestampMs : (record) => record.timestampMs * 1000n
+    case 'timestampType':
+      return (record) => record.timestampType
     case 'key': {
       const bytes = bytesOf(type, column)
       return (record) => (record.key === undefined ? null : bytes(record.key))
+    }
+    case 'value': {
+      const bytes = bytesOf(type, column)
+      return (record) => (record.value === undefined ? null : bytes(record.value))
     }
     case 'header': {
       const bytes = bytesOf(type, column)
@@ -106,15 +139,14 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
       }
     }
     case 'headers': {
-      const value = typeof type === 'object' && type.type === 'map' ? type.value : 'string'
-      const bytes = bytesOf(value, `${column}[]`)
+      const shape = headersShape(type)
+      if (shape?.kind === 'list') return compileHeaderList(shape.value, column)
+      const bytes = bytesOf(shape?.value ?? 'string', `${column}[]`)
       return (record) => {
         const map = new Map<IcebergValue, IcebergValue>()
         for (const [key, found] of record.headers) {
           if (!key) continue
-          const name = utf8Text(key)
-          if (name === undefined) throw refused(`${column}.key`, 'string', 'bytes that are not UTF-8')
-          map.set(name, bytes(found ?? Buffer.alloc(0)))
+          map.set(headerName(key, column), bytes(found ?? Buffer.alloc(0)))
         }
         return map
       }
@@ -122,9 +154,37 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
   }
 }
 
-/** Bytes as the column holds them: as they are for binary, as UTF-8 text for string. */
+/**
+ * Every header in the order it came, each a { key, value } struct: what an archive needs to give
+ * the record back as it was (a repeated name, a header with no value). A list, not a map, for that.
+ */
+function compileHeaderList(valueType: 'string' | 'binary', column: string): KafkaColumnReader {
+  const bytes = bytesOf(valueType, `${column}[].value`)
+  return (record) => {
+    const list: IcebergValue[] = []
+    for (const [key, found] of record.headers) {
+      // a header with no name cannot be produced again; Kafka's own clients never write one
+      if (!key) continue
+      list.push({ key: headerName(key, column), value: found == null ? null : bytes(found) } as StructValue)
+    }
+    return list
+  }
+}
+
+/** Kafka's protocol writes header names as UTF-8 strings; a name that is not is the record's fault. */
+function headerName(key: Buffer, column: string): string {
+  const name = utf8Text(key)
+  if (name === undefined) throw refused(`${column}.key`, 'string', 'bytes that are not UTF-8')
+  return name
+}
+
+/**
+ * Bytes as the column holds them: a copy for binary (the fetched record is a view into its whole
+ * batch, which a buffered row would otherwise keep alive beyond what the memory accounting
+ * counts), UTF-8 text for string.
+ */
 function bytesOf(type: IcebergType, column: string): (bytes: Buffer) => IcebergValue {
-  if (type === 'binary') return (bytes) => bytes
+  if (type === 'binary') return (bytes) => Buffer.from(bytes)
   return (bytes) => {
     const text = utf8Text(bytes)
     if (text === undefined) throw refused(column, 'string', 'bytes that are not UTF-8')

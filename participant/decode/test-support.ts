@@ -2,26 +2,30 @@
 // schema's field ids, required flags and nested types are what an operator's file would give.
 import { type DatasetConfig, parseConfig } from '../../shared/config/index.ts'
 
+/** A dataset in raw archive mode (`mode: raw`): the columns are the configuration's own. */
+export function rawArchiveOf(): DatasetConfig {
+  return parsedDataset({ mode: 'raw' })
+}
+
 export function datasetOf(
   customMapping: Record<string, string>,
   schema: Record<string, string>,
   extra: { name?: string; timestampUnit?: 'seconds' | 'milliseconds' | 'microseconds' } = {},
 ): DatasetConfig {
+  return parsedDataset({
+    customMapping,
+    schema,
+    ...(extra.name ? { name: extra.name } : {}),
+    ...(extra.timestampUnit ? { timestampUnit: extra.timestampUnit } : {}),
+  })
+}
+
+function parsedDataset(keys: Record<string, unknown>): DatasetConfig {
   const file = {
     kafka: { brokers: ['127.0.0.1:9092'] },
     catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
     ingestion: { wal: { dir: '/tmp/floe-wal-unused' } },
-    datasets: [
-      {
-        name: extra.name ?? 'events',
-        topic: 'events',
-        table: 'analytics.events',
-        customMapping,
-        schema,
-        badRecords: 'skip',
-        ...(extra.timestampUnit ? { timestampUnit: extra.timestampUnit } : {}),
-      },
-    ],
+    datasets: [{ name: 'events', topic: 'events', table: 'analytics.events', badRecords: 'skip', ...keys }],
   }
   // JSON is YAML: the file goes through the same parser and validation as floe.yaml.
   const [dataset] = parseConfig(JSON.stringify(file), 'test', {}).datasets

@@ -132,6 +132,58 @@ describe('the configuration file', () => {
     ])
   })
 
+  test('gives a raw dataset the archive columns, partitioned by day of the Kafka timestamp unless told', () => {
+    const rawBase = base.replace(/ {4}customMapping:[\s\S]*?bloomFilterColumns: \[user_id\]\n/, '    mode: raw\n')
+    const [archive] = parseConfig(rawBase, 'floe.yaml', {}).datasets
+    assert.ok(archive)
+    assert.deepEqual(
+      archive.icebergSchema.fields.map((field) => [field.name, field.required, field.type]),
+      [
+        ['topic', true, 'string'],
+        ['partition', true, 'int'],
+        ['offset', true, 'long'],
+        ['timestamp', true, 'timestamptz'],
+        ['timestamp_type', true, 'string'],
+        ['key', false, 'binary'],
+        ['value', false, 'binary'],
+        [
+          'headers',
+          true,
+          {
+            type: 'list',
+            'element-id': 9,
+            element: {
+              type: 'struct',
+              fields: [
+                { id: 10, name: 'key', required: false, type: 'string' },
+                { id: 11, name: 'value', required: false, type: 'binary' },
+              ],
+            },
+            'element-required': false,
+          },
+        ],
+      ],
+    )
+    assert.deepEqual(archive.icebergSpec.fields, [
+      { 'source-id': 4, 'field-id': 1000, name: 'timestamp_day', transform: 'day' },
+    ])
+    const [hourly] = parseConfig(
+      rawBase.replace('mode: raw', 'mode: raw\n    partitionSpec: [hour(timestamp), partition]'),
+      'floe.yaml',
+      {},
+    ).datasets
+    assert.deepEqual(
+      hourly?.icebergSpec.fields.map((field) => field.name),
+      ['timestamp_hour', 'partition'],
+    )
+    const [unpartitioned] = parseConfig(
+      rawBase.replace('mode: raw', 'mode: raw\n    partitionSpec: []'),
+      'floe.yaml',
+      {},
+    ).datasets
+    assert.deepEqual(unpartitioned?.icebergSpec.fields, [])
+  })
+
   test('reads what a bad record does: dlq with a dead-letter topic, else the choice made', () => {
     const choice = (text: string) => parseConfig(text, 'floe.yaml', {}).datasets[0]?.badRecords
     assert.equal(choice(base), 'dlq')
@@ -261,6 +313,26 @@ describe('the configuration file', () => {
       base.replace('user_id: user.id', "user_id: '$kafka.topic'"),
       {},
       /customMapping\.user_id: \$kafka\.topic goes into a string column, not long/,
+    ],
+    [
+      'a raw dataset with a mapping of its own',
+      base.replace('    customMapping:', '    mode: raw\n    customMapping:'),
+      {},
+      /datasets\[0\]\.customMapping: a raw dataset's columns are fixed \(topic, partition, offset, timestamp, timestamp_type, key, value, headers\): remove customMapping/,
+    ],
+    [
+      'a mapped dataset without a schema',
+      base.replace(/ {4}schema:\n( {6}.*\n)+/, ''),
+      {},
+      /datasets\[0\]\.schema: name the table's columns and their types \(or set mode: raw\)/,
+    ],
+    [
+      'a list of headers whose structs are not key and value',
+      base
+        .replace('tags: tags', "tags: '$kafka.headers'")
+        .replace('tags: list<string>', "tags: 'list<struct<name: string, value: binary>>'"),
+      {},
+      /customMapping\.tags: \$kafka\.headers goes into a map<string, string\|binary> or list<struct<key: string, value: string\|binary>> column, not list/,
     ],
     [
       'an unknown column type',

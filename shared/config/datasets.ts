@@ -11,9 +11,14 @@ import type { RawDataset } from './schema.ts'
 
 export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
 
-export interface DatasetConfig extends Omit<RawDataset, 'badRecords'> {
+export interface DatasetConfig extends Omit<RawDataset, 'badRecords' | 'customMapping' | 'schema' | 'partitionSpec'> {
   /** What a record that cannot be decoded does; resolved from badRecords and dlqTopic. */
   badRecords: BadRecordsChoice
+  /** Column -> JMESPath or `$kafka.*` source; in raw mode, the archive's fixed columns (RAW_ARCHIVE). */
+  customMapping: Record<string, string>
+  /** Column -> type, as the operator writes it. */
+  schema: Record<string, string>
+  partitionSpec: string[]
   namespace: string[]
   tableName: string
   /** The schema Floe creates the table with (field ids from 1). */
@@ -83,8 +88,51 @@ function badRecordsOf(raw: RawDataset, at: string): BadRecordsChoice {
   return choice
 }
 
-export function resolveDataset(raw: RawDataset, index: number): DatasetConfig {
+/**
+ * A raw archive's columns: every part of a record a producer set or the broker stamped, so that
+ * the record can be produced again as it was (headers as a list: order and repeats kept).
+ */
+const RAW_ARCHIVE: Readonly<Record<string, { source: string; type: string }>> = {
+  topic: { source: '$kafka.topic', type: 'string not null' },
+  partition: { source: '$kafka.partition', type: 'int not null' },
+  offset: { source: '$kafka.offset', type: 'long not null' },
+  timestamp: { source: '$kafka.timestamp', type: 'timestamptz not null' },
+  timestamp_type: { source: '$kafka.timestampType', type: 'string not null' },
+  key: { source: '$kafka.key', type: 'binary' },
+  value: { source: '$kafka.value', type: 'binary' },
+  headers: { source: '$kafka.headers', type: 'list<struct<key: string, value: binary>> not null' },
+}
+
+const RAW_ARCHIVE_SPEC = ['day(timestamp)']
+
+/** The columns, their sources and the partition spec the dataset's mode gives it. */
+function layoutOf(raw: RawDataset, at: string): Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'> {
+  if (raw.mode === 'raw') {
+    for (const key of ['customMapping', 'schema'] as const) {
+      if (raw[key] !== undefined) {
+        invalid(
+          `${at}.${key}`,
+          `a raw dataset's columns are fixed (${Object.keys(RAW_ARCHIVE).join(', ')}): remove ${key}`,
+        )
+      }
+    }
+    const columns = Object.entries(RAW_ARCHIVE)
+    return {
+      customMapping: Object.fromEntries(columns.map(([name, column]) => [name, column.source])),
+      schema: Object.fromEntries(columns.map(([name, column]) => [name, column.type])),
+      partitionSpec: raw.partitionSpec ?? RAW_ARCHIVE_SPEC,
+    }
+  }
+  if (raw.schema === undefined) invalid(`${at}.schema`, "name the table's columns and their types (or set mode: raw)")
+  if (raw.customMapping === undefined) {
+    invalid(`${at}.customMapping`, 'give each column of schema its JMESPath expression (or set mode: raw)')
+  }
+  return { customMapping: raw.customMapping, schema: raw.schema, partitionSpec: raw.partitionSpec ?? [] }
+}
+
+export function resolveDataset(input: RawDataset, index: number): DatasetConfig {
   const at = `datasets[${index}]`
+  const raw = { ...input, ...layoutOf(input, at) }
   const columns = Object.keys(raw.schema)
   if (columns.length === 0) invalid(`${at}.schema`, 'name at least one column')
   for (const column of Object.keys(raw.customMapping)) {

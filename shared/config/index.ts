@@ -4,6 +4,6 @@ export { type CatalogSettings, catalogLabel, type PostgresSettings } from './cat
 export { type ColumnType, parseColumnType } from './column-types.ts'
 export type { BadRecordsChoice, DatasetConfig } from './datasets.ts'
 export type { KafkaConfig, KafkaSaslSettings, KafkaTlsSettings } from './kafka-security.ts'
-export { type KafkaSource, parseKafkaSource } from './kafka-sources.ts'
+export { type HeadersShape, headersShape, type KafkaSource, parseKafkaSource } from './kafka-sources.ts'
 export { applyEnvironment, type FloeConfig, loadConfig, parseConfig, redact } from './load.ts'
 export type { StorageConfig } from './schema.ts'

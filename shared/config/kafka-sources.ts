@@ -1,7 +1,7 @@
 // Mapping sources that are not in a record's value but in its Kafka coordinates: a customMapping
 // expression `$kafka.topic`, `$kafka.partition`, `$kafka.offset`, `$kafka.timestamp`,
-// `$kafka.key`, `$kafka.headers.<name>` or `$kafka.headers` fills its column from the record
-// itself. The names and the column types each may go into are checked here, with the config;
+// `$kafka.timestampType`, `$kafka.key`, `$kafka.value`, `$kafka.headers.<name>` or
+// `$kafka.headers` fills its column from the record itself. The names and the column types each may go into are checked here, with the config;
 // reading them per record is the decoder's (participant/decode).
 import type { IcebergType } from '../iceberg/index.ts'
 
@@ -10,7 +10,9 @@ export type KafkaSource =
   | { kind: 'partition' }
   | { kind: 'offset' }
   | { kind: 'timestamp' }
+  | { kind: 'timestampType' }
   | { kind: 'key' }
+  | { kind: 'value' }
   | { kind: 'header'; name: string }
   | { kind: 'headers' }
 
@@ -21,7 +23,9 @@ const fixed: Record<string, KafkaSource> = {
   partition: { kind: 'partition' },
   offset: { kind: 'offset' },
   timestamp: { kind: 'timestamp' },
+  timestampType: { kind: 'timestampType' },
   key: { kind: 'key' },
+  value: { kind: 'value' },
   headers: { kind: 'headers' },
 }
 
@@ -31,13 +35,30 @@ const fits: Record<KafkaSource['kind'], (type: IcebergType) => boolean> = {
   partition: (type) => type === 'int' || type === 'long',
   offset: (type) => type === 'long',
   timestamp: (type) => type === 'timestamptz' || type === 'timestamp' || type === 'long',
+  timestampType: (type) => type === 'string',
   key: (type) => type === 'string' || type === 'binary',
+  value: (type) => type === 'string' || type === 'binary',
   header: (type) => type === 'string' || type === 'binary',
-  headers: (type) =>
-    typeof type === 'object' &&
-    type.type === 'map' &&
-    type.key === 'string' &&
-    (type.value === 'string' || type.value === 'binary'),
+  headers: (type) => headersShape(type) !== undefined,
+}
+
+/**
+ * How a `$kafka.headers` column holds the headers: a map (one value per name, the last of a
+ * repeated one) or a list of key-value structs (every header, in order: lossless).
+ */
+export type HeadersShape = { kind: 'map' | 'list'; value: 'string' | 'binary' }
+
+export function headersShape(type: IcebergType): HeadersShape | undefined {
+  if (typeof type !== 'object') return undefined
+  if (type.type === 'map') {
+    return type.key === 'string' && (type.value === 'string' || type.value === 'binary')
+      ? { kind: 'map', value: type.value }
+      : undefined
+  }
+  if (type.type !== 'list' || typeof type.element !== 'object' || type.element.type !== 'struct') return undefined
+  const [key, value, ...rest] = type.element.fields
+  if (rest.length > 0 || key?.name !== 'key' || key.type !== 'string' || value?.name !== 'value') return undefined
+  return value.type === 'string' || value.type === 'binary' ? { kind: 'list', value: value.type } : undefined
 }
 
 const wanted: Record<KafkaSource['kind'], string> = {
@@ -45,9 +66,11 @@ const wanted: Record<KafkaSource['kind'], string> = {
   partition: 'int or long',
   offset: 'long',
   timestamp: 'timestamptz, timestamp or long (milliseconds)',
+  timestampType: 'string',
   key: 'string or binary',
+  value: 'string or binary',
   header: 'string or binary',
-  headers: 'map<string, string> or map<string, binary>',
+  headers: 'map<string, string|binary> or list<struct<key: string, value: string|binary>>',
 }
 
 /**
@@ -65,7 +88,7 @@ export function parseKafkaSource(expression: string): KafkaSource | Error | unde
   }
   return new Error(
     `${text} names no Kafka source: use $kafka.topic, $kafka.partition, $kafka.offset, $kafka.timestamp, ` +
-      '$kafka.key, $kafka.headers.<name> or $kafka.headers',
+      '$kafka.timestampType, $kafka.key, $kafka.value, $kafka.headers.<name> or $kafka.headers',
   )
 }
 

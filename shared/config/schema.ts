@@ -311,9 +311,16 @@ export const datasetSchema = z
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
     topic: z.string().min(1),
     table: z.string().regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table'),
-    customMapping: z.record(z.string(), z.string().min(1)),
-    schema: z.record(z.string(), z.string().min(1)),
-    partitionSpec: z.array(z.string()).default([]),
+    /**
+     * `mapped` (the default): each record's JSON value becomes a row by customMapping and schema.
+     * `raw`: each record is archived as it came (value and key as bytes, headers, coordinates),
+     * in columns Floe fixes (datasets.ts); customMapping and schema are then refused.
+     */
+    mode: z.enum(['mapped', 'raw']).default('mapped'),
+    customMapping: z.record(z.string(), z.string().min(1)).optional(),
+    schema: z.record(z.string(), z.string().min(1)).optional(),
+    /** Unpartitioned when absent, except in raw mode: day(timestamp) there. */
+    partitionSpec: z.array(z.string()).optional(),
     bloomFilterColumns: z.array(z.string()).default([]),
     dlqTopic: z.string().min(1).optional(),
     /**
