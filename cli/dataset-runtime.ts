@@ -83,7 +83,14 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     `catalog ${catalogLabel(config.catalog)}, table ${dataset.table}`,
     'CATALOG_UNAVAILABLE',
     tableAnswerMs,
-    () => ensureDatasetTable(catalog, dataset),
+    () =>
+      ensureDatasetTable(catalog, dataset, {
+        onSchemaChange: (change) =>
+          logger.info(
+            { dataset: dataset.name, table: dataset.table, added: change.added, promoted: change.promoted },
+            'the table evolved to the configured schema (schemaEvolution: addColumns)',
+          ),
+      }),
   )
   const group = datasetGroup(config, dataset.name)
   const identifier = tableIdentifier(dataset)

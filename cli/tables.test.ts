@@ -21,6 +21,29 @@ datasets:
     {},
   ).datasets[0]!
 
+/** A dataset of the given columns (`name: [expression, type]`), its schema evolved by the worker when `evolve`. */
+const datasetOf = (table: string, columns: Record<string, [string, string]>, evolve: boolean) =>
+  parseConfig(
+    JSON.stringify({
+      kafka: { brokers: ['127.0.0.1:9092'] },
+      catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
+      ingestion: { wal: { dir: '/tmp/unused' } },
+      datasets: [
+        {
+          name: 'events',
+          topic: 'events',
+          table,
+          customMapping: Object.fromEntries(Object.entries(columns).map(([name, [expression]]) => [name, expression])),
+          schema: Object.fromEntries(Object.entries(columns).map(([name, [, type]]) => [name, type])),
+          badRecords: 'skip',
+          ...(evolve ? { schemaEvolution: 'addColumns' } : {}),
+        },
+      ],
+    }),
+    'floe.yaml',
+    {},
+  ).datasets[0]!
+
 const serverError = (what: string) =>
   new FloeError('CATALOG_UNAVAILABLE', `${what}: 500 UncheckedSQLException`, { details: { status: 500 } })
 
@@ -87,7 +110,7 @@ describe('making a dataset table ready', () => {
   test('carries on when the namespace creation failed because another worker created it', async () => {
     waits.length = 0
     const { catalog, creates } = losingCatalog(sql, { failures: 1, racing: true })
-    const table = await ensureDatasetTable(catalog, fresh(), retry)
+    const table = await ensureDatasetTable(catalog, fresh(), { retry })
     assert.equal(table.metadata['format-version'], 2)
     assert.deepEqual(creates, ['namespace ns1', 'table events'])
     assert.deepEqual(waits, [])
@@ -96,7 +119,7 @@ describe('making a dataset table ready', () => {
   test('loads the table another worker created while its own creation failed', async () => {
     waits.length = 0
     const { catalog, creates } = losingCatalog(sql, { failures: 1, racing: true, only: 'table' })
-    const table = await ensureDatasetTable(catalog, fresh(), retry)
+    const table = await ensureDatasetTable(catalog, fresh(), { retry })
     assert.ok(table.metadata['table-uuid'])
     assert.deepEqual(creates, ['namespace ns2', 'table events'])
     assert.deepEqual(waits, [])
@@ -105,7 +128,7 @@ describe('making a dataset table ready', () => {
   test('tries a failed creation again, waiting longer each time, while nothing is there', async () => {
     waits.length = 0
     const { catalog, creates } = losingCatalog(sql, { failures: 2, racing: false })
-    await ensureDatasetTable(catalog, fresh(), retry)
+    await ensureDatasetTable(catalog, fresh(), { retry })
     assert.deepEqual(creates, ['namespace ns3', 'namespace ns3', 'namespace ns3', 'table events'])
     assert.deepEqual(waits, [100, 200])
   })
@@ -113,7 +136,7 @@ describe('making a dataset table ready', () => {
   test('gives up with the catalog error after the last attempt', async () => {
     waits.length = 0
     const { catalog } = losingCatalog(sql, { failures: 10, racing: false })
-    await assert.rejects(ensureDatasetTable(catalog, fresh(), retry), { code: 'CATALOG_UNAVAILABLE' })
+    await assert.rejects(ensureDatasetTable(catalog, fresh(), { retry }), { code: 'CATALOG_UNAVAILABLE' })
     assert.deepEqual(waits, [100, 200])
   })
 
@@ -121,8 +144,59 @@ describe('making a dataset table ready', () => {
     waits.length = 0
     const refused = new FloeError('CATALOG_BAD_REQUEST', 'create namespace: 400 bad name')
     const { catalog, creates } = losingCatalog(sql, { failures: 10, racing: false, error: refused })
-    await assert.rejects(ensureDatasetTable(catalog, fresh(), retry), { code: 'CATALOG_BAD_REQUEST' })
+    await assert.rejects(ensureDatasetTable(catalog, fresh(), { retry }), { code: 'CATALOG_BAD_REQUEST' })
     assert.equal(creates.length, 1)
     assert.deepEqual(waits, [])
+  })
+
+  test('schemaEvolution addColumns: adds the missing columns and widens a type, once for workers starting together', async () => {
+    const table = `ns${++n}.events`
+    const first = { id: ['id', 'string not null'], count: ['n', 'int'] } as Record<string, [string, string]>
+    await ensureDatasetTable(sql, datasetOf(table, first, false), { retry })
+    const second = { ...first, count: ['n', 'long'], note: ['note', 'string not null'] } as Record<
+      string,
+      [string, string]
+    >
+    await assert.rejects(ensureDatasetTable(sql, datasetOf(table, second, false), { retry }), {
+      code: 'CONFIG_INVALID',
+      message:
+        /column count is "int" in table .*, "long" in the configuration; set schemaEvolution: addColumns to widen it/,
+    })
+    await assert.rejects(
+      ensureDatasetTable(sql, datasetOf(table, { ...first, ...{ note: second.note! } }, false), { retry }),
+      {
+        code: 'CONFIG_INVALID',
+        message:
+          /has no column note; add it to the table, remove it from the schema, or set schemaEvolution: addColumns/,
+      },
+    )
+
+    const changes: string[] = []
+    const evolving = datasetOf(table, second, true)
+    const tables = await Promise.all(
+      [0, 1, 2].map(() =>
+        ensureDatasetTable(sql, evolving, { retry, onSchemaChange: (change) => changes.push(change.added.join()) }),
+      ),
+    )
+    assert.deepEqual(changes, ['note'], 'one worker changed the schema')
+    for (const evolved of tables) {
+      const schema = evolved.metadata.schemas.find((s) => s['schema-id'] === evolved.metadata['current-schema-id'])
+      assert.deepEqual(
+        schema?.fields.map((f) => [f.id, f.name, f.required, f.type]),
+        [
+          [1, 'id', true, 'string'],
+          [2, 'count', false, 'long'],
+          // a column added to a table that may hold rows is optional, whatever the configuration says
+          [3, 'note', false, 'string'],
+        ],
+      )
+      assert.equal(evolved.metadata.schemas.length, 2)
+    }
+
+    const narrowing = { ...second, count: ['n', 'int'] } as Record<string, [string, string]>
+    await assert.rejects(ensureDatasetTable(sql, datasetOf(table, narrowing, true), { retry }), {
+      code: 'CONFIG_INVALID',
+      message: /column count is "long" in table .*, "int" in the configuration/,
+    })
   })
 })

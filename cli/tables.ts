@@ -1,6 +1,7 @@
 // A dataset's table: created on first run (namespace and table, as the configuration describes
-// them), loaded otherwise, and checked against the configuration so that a worker never writes
-// columns the table does not have or has with another type.
+// them), loaded otherwise, evolved when the dataset allows it (schemaEvolution: addColumns), and
+// checked against the configuration so that a worker never writes columns the table does not have
+// or has with another type.
 //
 // Workers of one fleet start together and each creates what is missing. A catalog may answer the
 // loser of two concurrent creations with a 5xx instead of a 409 (the Java REST catalog on SQLite:
@@ -9,28 +10,18 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Catalog, LoadedTable, TableIdentifier } from '../shared/catalog/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
-import type { IcebergType } from '../shared/iceberg/index.ts'
-import { currentSchema, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import {
+  canPromote,
+  currentSchema,
+  planSchemaChange,
+  type SchemaChange,
+  sameType,
+  type TableMetadata,
+} from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 
 export function tableIdentifier(dataset: DatasetConfig): TableIdentifier {
   return { namespace: dataset.namespace, name: dataset.tableName }
-}
-
-/** Types compared by shape: field ids differ between the config and the catalog's numbering. */
-function sameType(a: IcebergType, b: IcebergType): boolean {
-  if (typeof a === 'string' || typeof b === 'string') {
-    return typeof a === 'string' && typeof b === 'string' && a.replace(/\s+/g, '') === b.replace(/\s+/g, '')
-  }
-  if (a.type === 'list' && b.type === 'list') return sameType(a.element, b.element)
-  if (a.type === 'map' && b.type === 'map') return sameType(a.key, b.key) && sameType(a.value, b.value)
-  if (a.type === 'struct' && b.type === 'struct') {
-    return (
-      a.fields.length === b.fields.length &&
-      a.fields.every((f, i) => f.name === b.fields[i]?.name && sameType(f.type, b.fields[i]!.type))
-    )
-  }
-  return false
 }
 
 /** How a failed creation is tried again: `attempts` in all, the wait doubling from `firstWaitMs`. */
@@ -68,11 +59,18 @@ async function createOrFind<T>(
   }
 }
 
+export interface EnsureTableOptions {
+  retry?: CreateRetry
+  /** Told of a schema change this worker committed (schemaEvolution: addColumns). */
+  onSchemaChange?: (change: SchemaChange) => void
+}
+
 export async function ensureDatasetTable(
   catalog: Catalog,
   dataset: DatasetConfig,
-  retry: CreateRetry = defaultRetry,
+  options: EnsureTableOptions = {},
 ): Promise<LoadedTable> {
+  const retry = options.retry ?? defaultRetry
   const identifier = tableIdentifier(dataset)
   await createOrFind(
     () => catalog.createNamespace(identifier.namespace),
@@ -88,8 +86,39 @@ export async function ensureDatasetTable(
     async () => ((await catalog.tableExists(identifier)) ? { found: await catalog.loadTable(identifier) } : undefined),
     retry,
   )
-  checkTableSchema(dataset, table.metadata)
-  return table
+  const ready = dataset.schemaEvolution === 'addColumns' ? await evolveTable(catalog, dataset, table, options) : table
+  checkTableSchema(dataset, ready.metadata)
+  return ready
+}
+
+/** How often a schema change is planned again after another writer changed the table first. */
+const evolveAttempts = 5
+
+/**
+ * Adds the configured columns the table lacks and widens the types that may widen, in one commit
+ * on the schema it read. Workers of one fleet start together and each makes the same change: the
+ * loser's commit conflicts, it reads the table again and finds nothing left to do.
+ */
+async function evolveTable(
+  catalog: Catalog,
+  dataset: DatasetConfig,
+  loaded: LoadedTable,
+  options: EnsureTableOptions,
+): Promise<LoadedTable> {
+  const identifier = tableIdentifier(dataset)
+  let table = loaded
+  for (let attempt = 1; ; attempt++) {
+    const change = planSchemaChange(table.metadata, dataset.icebergSchema.fields)
+    if (!change.commit) return table
+    try {
+      await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
+      options.onSchemaChange?.(change)
+      return await catalog.loadTable(identifier)
+    } catch (error) {
+      if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
+      table = await catalog.loadTable(identifier)
+    }
+  }
 }
 
 /**
@@ -103,13 +132,14 @@ export function checkTableSchema(dataset: DatasetConfig, metadata: TableMetadata
     if (!existing) {
       throw new FloeError(
         'CONFIG_INVALID',
-        `datasets.${dataset.name}: table ${dataset.table} has no column ${field.name}; add it to the table or remove it from the schema`,
+        `datasets.${dataset.name}: table ${dataset.table} has no column ${field.name}; add it to the table, remove it from the schema, or set schemaEvolution: addColumns`,
       )
     }
     if (!sameType(existing.type, field.type)) {
+      const hint = canPromote(existing.type, field.type) ? '; set schemaEvolution: addColumns to widen it' : ''
       throw new FloeError(
         'CONFIG_INVALID',
-        `datasets.${dataset.name}: column ${field.name} is ${JSON.stringify(existing.type)} in table ${dataset.table}, ${JSON.stringify(field.type)} in the configuration`,
+        `datasets.${dataset.name}: column ${field.name} is ${JSON.stringify(existing.type)} in table ${dataset.table}, ${JSON.stringify(field.type)} in the configuration${hint}`,
       )
     }
   }

@@ -6,7 +6,12 @@
 // It changes nothing: a missing table is reported as one the first run creates.
 import { type Catalog, type LoadedTable, openCatalog, vendedCredentialsOf } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
-import { dataDirectory } from '../shared/iceberg/metadata/index.ts'
+import {
+  applyUpdates,
+  dataDirectory,
+  describeSchemaChange,
+  planSchemaChange,
+} from '../shared/iceberg/metadata/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
@@ -90,6 +95,15 @@ async function checkDataset(
     const exists = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(identifier))
     if (!exists) return 'will be created on first run'
     table = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.loadTable(identifier))
+    if (dataset.schemaEvolution === 'addColumns') {
+      // what the first worker to start will commit; the check below is of the table after it
+      const change = planSchemaChange(table.metadata, dataset.icebergSchema.fields)
+      if (change.commit) {
+        const evolved = applyUpdates(table.metadata, change.commit.updates, Date.now())
+        checkTableSchema(dataset, evolved)
+        return `exists; the first worker adds ${describeSchemaChange(change)} (schemaEvolution: addColumns)`
+      }
+    }
     checkTableSchema(dataset, table.metadata)
     return 'exists, its schema has every configured column with its type'
   })

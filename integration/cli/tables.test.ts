@@ -9,7 +9,7 @@ import { type Catalog, openCatalog } from '../../shared/catalog/index.ts'
 import { parseConfig } from '../../shared/config/index.ts'
 import { endpoints, uniqueName } from '../harness.ts'
 
-function datasetOn(table: string) {
+function datasetOn(table: string, evolved = false) {
   const config = parseConfig(
     `kafka:
   brokers: [127.0.0.1:9092]
@@ -23,10 +23,10 @@ datasets:
   - name: events
     topic: events
     table: ${table}
-    customMapping: {event_id: id}
-    schema: {event_id: string}
+    customMapping: {event_id: id${evolved ? ', note: note' : ''}}
+    schema: {event_id: string${evolved ? ', note: string' : ''}}
     badRecords: skip
-`,
+${evolved ? '    schemaEvolution: addColumns\n' : ''}`,
     'floe.yaml',
     {},
   )
@@ -50,6 +50,35 @@ describe('a dataset table made ready by workers starting together', () => {
       assert.deepEqual(failures, [], `round ${round}`)
       const uuids = new Set(results.map((r) => (r.status === 'fulfilled' ? r.value.metadata['table-uuid'] : undefined)))
       assert.equal(uuids.size, 1, 'one table, the same for every worker')
+    }
+  })
+
+  test('one schema change when every worker adds the same new column at once (schemaEvolution: addColumns)', async () => {
+    const table = `${uniqueName('it_ns_evolve')}.events`
+    await ensureDatasetTable(catalogs[0]!, datasetOn(table))
+    const changes: string[] = []
+    const results = await Promise.allSettled(
+      catalogs.map((catalog) =>
+        ensureDatasetTable(catalog, datasetOn(table, true), {
+          onSchemaChange: (change) => changes.push(change.added.join()),
+        }),
+      ),
+    )
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []))
+    assert.deepEqual(failures, [])
+    assert.deepEqual(changes, ['note'])
+    for (const result of results) {
+      assert.ok(result.status === 'fulfilled')
+      const metadata = result.value.metadata
+      assert.equal(metadata.schemas.length, 2)
+      const current = metadata.schemas.find((schema) => schema['schema-id'] === metadata['current-schema-id'])
+      assert.deepEqual(
+        current?.fields.map((f) => [f.id, f.name, f.required]),
+        [
+          [1, 'event_id', false],
+          [2, 'note', false],
+        ],
+      )
     }
   })
 })

@@ -119,6 +119,26 @@ ${extra}`
       other.out,
       /FAIL dataset events: table .*\.other: datasets\.events: column event_id is "long" in table .*, "string" in the configuration/,
     )
+
+    // schemaEvolution: addColumns: what the first worker will add, without adding it
+    const grown = `  - name: events
+    topic: ${topic}
+    table: ${namespace}.same
+    customMapping: {event_id: id, note: note}
+    schema: {event_id: string, note: string}
+    badRecords: skip
+    schemaEvolution: addColumns
+`
+    const evolving = await validate(await writeConfig('grown.yaml', fileFor(grown)))
+    assert.equal(evolving.code, 0, evolving.out)
+    assert.match(
+      evolving.out,
+      /ok {3}dataset events: table .*\.same: exists; the first worker adds column note \(schemaEvolution: addColumns\)/,
+    )
+    const unchanged = await openCatalog({ type: 'rest', uri: endpoints().rest.uri })
+    const table = await unchanged.loadTable({ namespace: [namespace], name: 'same' })
+    await unchanged.close()
+    assert.equal(table.metadata.schemas.length, 1, 'validate changed nothing')
   })
 
   test("reaches a dataset's own storage, and names it when it does not answer", async () => {

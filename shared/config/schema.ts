@@ -319,6 +319,13 @@ export const datasetSchema = z
     mode: z.enum(['mapped', 'raw']).default('mapped'),
     customMapping: z.record(z.string(), z.string().min(1)).optional(),
     schema: z.record(z.string(), z.string().min(1)).optional(),
+    /**
+     * `none` (the default): a table without a configured column, or with it of another type, is
+     * refused at start. `addColumns`: the worker adds the missing columns (optional) and widens
+     * the types Iceberg lets widen (int to long, float to double, a decimal's precision), in one
+     * schema change, before it writes.
+     */
+    schemaEvolution: z.enum(['none', 'addColumns']).default('none'),
     /** Unpartitioned when absent, except in raw mode: day(timestamp) there. */
     partitionSpec: z.array(z.string()).optional(),
     bloomFilterColumns: z.array(z.string()).default([]),

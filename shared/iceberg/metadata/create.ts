@@ -18,10 +18,13 @@ export interface FreshSchema {
   lastColumnId: number
 }
 
-/** Renumbers a schema's field ids from 1 (see the header for the order) and sets schema-id 0. */
-export function assignFreshIds(schema: Schema): FreshSchema {
+/**
+ * Renumbers a schema's field ids from 1 (see the header for the order) and sets schema-id 0;
+ * from `after + 1` for fields that join a table whose highest id is `after`.
+ */
+export function assignFreshIds(schema: Schema, after = 0): FreshSchema {
   const ids = new Map<number, number>()
-  let last = 0
+  let last = after
   const next = (old: number): number => {
     last += 1
     ids.set(old, last)
