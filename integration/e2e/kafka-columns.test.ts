@@ -2,7 +2,7 @@
 // `$kafka.offset`, `$kafka.timestamp`, `$kafka.key`, `$kafka.headers.<name>`, `$kafka.headers`) on
 // the real stack: the table, read by pyiceberg, holds for every event what a consumer of its own
 // (the client's record stream, not Floe's record path) reads of the same record, and the table is
-// partitioned by day of the Kafka timestamp.
+// partitioned by day of the Kafka timestamp and by its type, written as $kafka sources.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { IncomingRecord } from '../../shared/kafka/index.ts'
@@ -33,7 +33,8 @@ const dataset = `    customMapping:
       kafka_key: string
       trace: string
       headers: map<string, string>
-    partitionSpec: [day(produced)]
+    # through the columns mapped from these sources, and one more (kafka_timestamp_type) it adds
+    partitionSpec: ['day($kafka.timestamp)', 'identity($kafka.timestampType)']
 `
 
 /** A row as verify.py prints it: timestamps as text, a map as [key, value] pairs. */
@@ -46,6 +47,7 @@ interface TableRow {
   kafka_key: string | null
   trace: string | null
   headers: [string, string][]
+  kafka_timestamp_type: string
 }
 
 /** Every record of the topic, read from the start by a consumer group of its own. */
@@ -88,7 +90,8 @@ describe('Kafka metadata columns', () => {
     assertEveryIdOnce(fleet, await fleet.waitSettled(2 * minute))
 
     const table = await verifyTable(fleet.table, { rows: events })
-    assert.match(table.spec, /day\(\d+\)|produced_day/, table.spec)
+    assert.match(table.spec, /produced_day: day\(\d+\)/, table.spec)
+    assert.match(table.spec, /kafka_timestamp_type: identity\(\d+\)/, table.spec)
     const rows = (table.sample ?? []) as unknown as TableRow[]
     assert.equal(rows.length, events)
     const records = await readTopic(fleet.topic, events)
@@ -106,6 +109,7 @@ describe('Kafka metadata columns', () => {
           key: row.kafka_key,
           trace: row.trace,
           headers: Object.fromEntries(row.headers),
+          timestampType: row.kafka_timestamp_type,
         },
         {
           topic: record.topic,
@@ -115,6 +119,7 @@ describe('Kafka metadata columns', () => {
           key: record.key?.toString() ?? null,
           trace: record.headers.size > 0 ? (headers.find(([name]) => name === 'trace')?.[1] ?? null) : null,
           headers: Object.fromEntries(headers),
+          timestampType: 'CreateTime',
         },
         `event ${row.id}`,
       )

@@ -184,6 +184,55 @@ describe('the configuration file', () => {
     assert.deepEqual(unpartitioned?.icebergSpec.fields, [])
   })
 
+  test('partitions by a transform of a $kafka source: through the column mapped from it, or one it adds', () => {
+    const spec = (entries: string, column?: [string, string, string]) =>
+      parseConfig(
+        base
+          .replace('      tags: tags\n', `      tags: tags\n${column ? `      ${column[0]}: ${column[1]}\n` : ''}`)
+          .replace(
+            '      tags: list<string>\n',
+            `      tags: list<string>\n${column ? `      ${column[0]}: ${column[2]}\n` : ''}`,
+          )
+          .replace(/ {4}partitionSpec:\n( {6}- .*\n)+/, `    partitionSpec: ${entries}\n`),
+        'floe.yaml',
+        {},
+      ).datasets[0]!
+    const added = spec("['day($kafka.timestamp)', 'identity($kafka.headers.tenant-id)', 'bucket(4, $kafka.key)']")
+    assert.deepEqual(
+      added.icebergSchema.fields.slice(4).map((field) => [field.id, field.name, field.type]),
+      [
+        [5, 'kafka_timestamp', 'timestamptz'],
+        [6, 'kafka_header_tenant_id', 'string'],
+        [7, 'kafka_key', 'string'],
+      ],
+    )
+    assert.equal(added.customMapping.kafka_timestamp, '$kafka.timestamp')
+    assert.equal(added.customMapping['kafka_header_tenant_id'], '$kafka.headers.tenant-id')
+    assert.deepEqual(
+      added.icebergSpec.fields.map((field) => [field['source-id'], field.name, field.transform]),
+      [
+        [5, 'kafka_timestamp_day', 'day'],
+        [6, 'kafka_header_tenant_id', 'identity'],
+        [7, 'kafka_key_bucket', 'bucket[4]'],
+      ],
+    )
+    const mapped = spec("['hour($kafka.timestamp)']", ['produced', '$kafka.timestamp', 'timestamptz'])
+    assert.equal(mapped.icebergSchema.fields.length, 5, 'no column added beside the mapped one')
+    assert.deepEqual(
+      mapped.icebergSpec.fields.map((field) => field.name),
+      ['produced_hour'],
+    )
+    assert.throws(
+      () => spec("['$kafka.headers']"),
+      /partitionSpec\[0\]: cannot partition by \$kafka\.headers: map it to a column/,
+    )
+    assert.throws(() => spec("['day($kafka.stamp)']"), /partitionSpec\[0\]: \$kafka\.stamp names no Kafka source/)
+    assert.throws(
+      () => spec("['$kafka.topic']", ['kafka_topic', 'kind', 'string']),
+      /partitionSpec\[0\]: \$kafka\.topic needs a column kafka_topic, which the schema has for something else/,
+    )
+  })
+
   test('reads what a bad record does: dlq with a dead-letter topic, else the choice made', () => {
     const choice = (text: string) => parseConfig(text, 'floe.yaml', {}).datasets[0]?.badRecords
     assert.equal(choice(base), 'dlq')

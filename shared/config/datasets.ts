@@ -130,9 +130,62 @@ function layoutOf(raw: RawDataset, at: string): Pick<DatasetConfig, 'customMappi
   return { customMapping: raw.customMapping, schema: raw.schema, partitionSpec: raw.partitionSpec ?? [] }
 }
 
+// The column a partition transform of a `$kafka` source adds when no column is mapped from it:
+// named after the source, of the type a partition value of it is most useful in.
+const kafkaPartitionColumns: Partial<Record<KafkaSource['kind'], { name: string; type: string }>> = {
+  topic: { name: 'kafka_topic', type: 'string' },
+  partition: { name: 'kafka_partition', type: 'int' },
+  offset: { name: 'kafka_offset', type: 'long' },
+  timestamp: { name: 'kafka_timestamp', type: 'timestamptz' },
+  timestampType: { name: 'kafka_timestamp_type', type: 'string' },
+  key: { name: 'kafka_key', type: 'string' },
+  header: { name: 'kafka_header', type: 'string' },
+}
+
+type Layout = Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'>
+
+/**
+ * `day($kafka.timestamp)` in partitionSpec partitions by the column mapped from that source, and
+ * adds one (kafka_timestamp, timestamptz) when none is: Iceberg partitions only by a table column.
+ */
+function partitionByKafkaSources(layout: Layout, at: string): Layout {
+  const customMapping = { ...layout.customMapping }
+  const schema = { ...layout.schema }
+  const partitionSpec = layout.partitionSpec.map((entry, i) => {
+    const match = transformPattern.exec(entry)
+    const column = match ? parsePartitionEntry(match).column : ''
+    const source = parseKafkaSource(column)
+    if (source === undefined) return entry
+    const path = `${at}.partitionSpec[${i}]`
+    if (source instanceof Error) invalid(path, source.message)
+    const same = (expression: string) => sameSource(parseKafkaSource(expression), source)
+    const mapped = Object.keys(customMapping).find((name) => same(customMapping[name] ?? ''))
+    if (mapped !== undefined) return entry.replace(column, mapped)
+    const implicit = kafkaPartitionColumns[source.kind]
+    if (!implicit)
+      invalid(path, `cannot partition by ${column}: map it to a column and partition by a transform of that`)
+    const name = source.kind === 'header' ? `${implicit.name}_${source.name.replace(/\W/g, '_')}` : implicit.name
+    if (name in schema) {
+      invalid(
+        path,
+        `${column} needs a column ${name}, which the schema has for something else: map a column from ${column} and partition by it`,
+      )
+    }
+    customMapping[name] = column
+    schema[name] = implicit.type
+    return entry.replace(column, name)
+  })
+  return { customMapping, schema, partitionSpec }
+}
+
+function sameSource(a: KafkaSource | Error | undefined, b: KafkaSource): boolean {
+  if (a === undefined || a instanceof Error || a.kind !== b.kind) return false
+  return a.kind !== 'header' || (b.kind === 'header' && a.name === b.name)
+}
+
 export function resolveDataset(input: RawDataset, index: number): DatasetConfig {
   const at = `datasets[${index}]`
-  const raw = { ...input, ...layoutOf(input, at) }
+  const raw = { ...input, ...partitionByKafkaSources(layoutOf(input, at), at) }
   const columns = Object.keys(raw.schema)
   if (columns.length === 0) invalid(`${at}.schema`, 'name at least one column')
   for (const column of Object.keys(raw.customMapping)) {
