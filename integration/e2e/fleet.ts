@@ -39,6 +39,8 @@ export interface FleetOptions {
   extraConfig?: string
   /** ingestion.wal.layout of the workers (default: the config's default). */
   walLayout?: 'partition' | 'shared'
+  /** ingestion.wal.encoderThreads of the workers (default: the config's default, no encoder thread). */
+  encoderThreads?: number
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
   /**
@@ -309,7 +311,7 @@ ${catalog.yaml}${storage}ingestion:
   wal:
     dir: ${join(dir, 'wal-unused')}
     maxFileAgeMinutes: 1
-${options.walLayout ? `    layout: ${options.walLayout}\n` : ''}datasets:
+${options.walLayout ? `    layout: ${options.walLayout}\n` : ''}${options.encoderThreads ? `    encoderThreads: ${options.encoderThreads}\n` : ''}datasets:
   - name: events
     topic: ${topic}
     table: ${table}

@@ -22,7 +22,8 @@ import {
   zombieWakes,
 } from './support.ts'
 
-const shared = { ...fastFleet, walLayout: 'shared' } as const
+// with an encoder thread: the row groups in flight to it are what a kill -9 here also interrupts
+const shared = { ...fastFleet, walLayout: 'shared', encoderThreads: 2 } as const
 /** The test events' `ts` spans three days: the table's `day(ts)` spec has three partitions. */
 const icebergPartitions = 3
 

@@ -33,14 +33,16 @@ type FetchedRecord = RecordsBatch['records'][number]
 // the batch's maxTimestamp holds the broker's, which is every record's timestamp.
 const LOG_APPEND_TIME = 0x08
 
+const stampedByBroker = (batch: RecordsBatch): boolean => (batch.attributes & LOG_APPEND_TIME) !== 0
+
 /** A record's timestamp (ms) as Kafka's own clients read it: the broker's for a batch it stamped. */
 export function recordTimestampMs(batch: RecordsBatch, record: FetchedRecord): bigint {
-  return (batch.attributes & LOG_APPEND_TIME) !== 0 ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta
+  return stampedByBroker(batch) ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta
 }
 
 /** The timestamp (ms) of a batch's first record. */
 export function batchTimestampMs(batch: RecordsBatch): bigint {
-  return (batch.attributes & LOG_APPEND_TIME) !== 0 ? batch.maxTimestamp : batch.firstTimestamp
+  return stampedByBroker(batch) ? batch.maxTimestamp : batch.firstTimestamp
 }
 
 /**
@@ -71,7 +73,7 @@ export class BatchCoordinates implements RecordCoordinates {
     return recordTimestampMs(this.#batch as RecordsBatch, this.#record as FetchedRecord)
   }
   get timestampType(): TimestampType {
-    return ((this.#batch as RecordsBatch).attributes & LOG_APPEND_TIME) !== 0 ? 'LogAppendTime' : 'CreateTime'
+    return stampedByBroker(this.#batch as RecordsBatch) ? 'LogAppendTime' : 'CreateTime'
   }
   get key(): Buffer | undefined {
     return this.#record?.key ?? undefined

@@ -57,7 +57,7 @@ describe('the configuration file', () => {
       ],
       [67108864, 5, 256, 80],
     )
-    assert.equal(config.ingestion.wal.encoderThreads, availableParallelism())
+    assert.equal(config.ingestion.wal.encoderThreads, 1)
     assert.equal(config.ingestion.wal.layout, 'shared')
     assert.equal(config.metrics.port, 9464)
     assert.deepEqual(config.maintenance, {

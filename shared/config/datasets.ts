@@ -105,8 +105,10 @@ const RAW_ARCHIVE: Readonly<Record<string, { source: string; type: string }>> = 
 
 const RAW_ARCHIVE_SPEC = ['day(timestamp)']
 
+type Layout = Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'>
+
 /** The columns, their sources and the partition spec the dataset's mode gives it. */
-function layoutOf(raw: RawDataset, at: string): Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'> {
+function layoutOf(raw: RawDataset, at: string): Layout {
   if (raw.mode === 'raw') {
     for (const key of ['customMapping', 'schema'] as const) {
       if (raw[key] !== undefined) {
@@ -141,8 +143,6 @@ const kafkaPartitionColumns: Partial<Record<KafkaSource['kind'], { name: string;
   key: { name: 'kafka_key', type: 'string' },
   header: { name: 'kafka_header', type: 'string' },
 }
-
-type Layout = Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'>
 
 /**
  * `day($kafka.timestamp)` in partitionSpec partitions by the column mapped from that source, and

@@ -1,7 +1,6 @@
 // The shape of floe.yaml (the operator's contract, README "Configuration"), with its defaults.
 // Cross-field rules of a dataset (mapping columns = schema columns, transforms on known columns)
 // live in ./datasets.ts.
-import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port')
@@ -253,10 +252,12 @@ export const walSchema = z
     /**
      * Threads that write WAL segments, the main thread included: with N >= 2 the main thread
      * fetches, decodes and buffers records while N - 1 encoder threads encode and compress the
-     * Parquet row groups; 1 (or 0) does everything on the main thread. Default: the cores
-     * available to the process.
+     * Parquet row groups; 1 (or 0) does everything on the main thread. Default 1: handing a row
+     * group to a thread (a structured clone of its values) costs the main thread about what
+     * encoding it does, so a thread adds CPU and memory without draining faster
+     * (docs/benchmarks.md, "Encoder threads in the shared layout").
      */
-    encoderThreads: z.preprocess(numeric, z.number().int().min(0).max(256)).default(() => availableParallelism()),
+    encoderThreads: z.preprocess(numeric, z.number().int().min(0).max(256)).default(1),
     /**
      * The WAL volume's size for the disk watermark, when it should not be the filesystem's (a
      * shared disk, or a test that simulates a small volume). Unset: the filesystem's own size.
