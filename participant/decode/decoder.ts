@@ -63,6 +63,9 @@ export const DEFAULT_MAX_DEPTH = 64
 
 const NOTHING_PARSED: object = Object.freeze({})
 
+// The expression slot of a column read from the record's coordinates: never evaluated, one for all.
+const NO_EXPRESSION: ExpressionNode = compileColumnExpression('@', false).node
+
 // The widest decimal text a double is guaranteed to carry exactly (DBL_DIG).
 const EXACT_DOUBLE_DIGITS = 15
 
@@ -107,7 +110,7 @@ export class RecordDecoder implements Decoder {
       if (source) {
         // The column's "mapped value" is the record's coordinates; its converter reads them.
         expressions.push(text)
-        nodes.push(compileColumnExpression('@', false).node)
+        nodes.push(NO_EXPRESSION)
         kinds.push(KAFKA_SOURCE)
         paths.push([])
         const read = compileKafkaColumn(source, field.type, field.name, field.required)
