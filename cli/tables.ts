@@ -111,9 +111,10 @@ async function evolveTable(
     const change = planSchemaChange(table.metadata, dataset.icebergSchema.fields)
     if (!change.commit) return table
     try {
-      await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
+      // the committed metadata with the load's FileIO settings and credentials, which it does not change
+      const committed = await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
       options.onSchemaChange?.(change)
-      return await catalog.loadTable(identifier)
+      return { ...table, ...committed }
     } catch (error) {
       if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
       table = await catalog.loadTable(identifier)

@@ -6,7 +6,7 @@
 import type { StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
-import { BatchCoordinates, batchTimestampMs, type Decoder, recordTimestampMs } from './decode/index.ts'
+import { BatchCoordinates, batchTimestampMs, type Decoder } from './decode/index.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
 export interface BadRecord {
@@ -28,18 +28,10 @@ export interface DecodedBatch {
 }
 
 function recordOf(topic: string, partition: number, batch: RecordsBatch, index: number): IncomingRecord {
-  const record = batch.records[index]!
+  const at = new BatchCoordinates(topic, partition).at(batch, batch.records[index]!)
   const headers = new Map<Buffer, Buffer>()
-  for (const [name, value] of record.headers) if (name) headers.set(name, value ?? Buffer.alloc(0))
-  return {
-    topic,
-    partition,
-    offset: batch.firstOffset + BigInt(record.offsetDelta),
-    timestamp: recordTimestampMs(batch, record),
-    key: record.key ?? undefined,
-    value: record.value ?? undefined,
-    headers,
-  }
+  for (const [name, value] of at.headers) if (name) headers.set(name, value ?? Buffer.alloc(0))
+  return { topic, partition, offset: at.offset, timestamp: at.timestampMs, key: at.key, value: at.value, headers }
 }
 
 function internalError(error: unknown, at: IncomingRecord): FloeError {

@@ -5,5 +5,5 @@
 // class) are internal; decode.bench.ts is the benchmark, outside the tests.
 export { compileDecoder, DEFAULT_MAX_DEPTH, type Decoder, type DecoderOptions } from './decoder.ts'
 export { dlqHeaders, dlqRecord, MAX_ERROR_HEADER_BYTES } from './dlq.ts'
-export { BatchCoordinates, batchTimestampMs, type RecordCoordinates, recordTimestampMs } from './kafka-columns.ts'
+export { BatchCoordinates, batchTimestampMs, type RecordCoordinates } from './kafka-columns.ts'
 export { type DlqReason, dlqReasons, isDlqReason } from './reasons.ts'

@@ -28,17 +28,15 @@ export type TimestampType = 'CreateTime' | 'LogAppendTime'
 
 type FetchedRecord = RecordsBatch['records'][number]
 
+/** A header present without a value, where a column holds one value per name: empty, not absent. */
+const NO_BYTES = Buffer.alloc(0)
+
 // A batch attribute: the broker stamped the batch with its own time (the topic's
 // message.timestamp.type is LogAppendTime). The records then keep the producer's timestamps and
 // the batch's maxTimestamp holds the broker's, which is every record's timestamp.
 const LOG_APPEND_TIME = 0x08
 
 const stampedByBroker = (batch: RecordsBatch): boolean => (batch.attributes & LOG_APPEND_TIME) !== 0
-
-/** A record's timestamp (ms) as Kafka's own clients read it: the broker's for a batch it stamped. */
-export function recordTimestampMs(batch: RecordsBatch, record: FetchedRecord): bigint {
-  return stampedByBroker(batch) ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta
-}
 
 /** The timestamp (ms) of a batch's first record. */
 export function batchTimestampMs(batch: RecordsBatch): bigint {
@@ -69,8 +67,12 @@ export class BatchCoordinates implements RecordCoordinates {
   get offset(): bigint {
     return (this.#batch as RecordsBatch).firstOffset + BigInt((this.#record as FetchedRecord).offsetDelta)
   }
+  /** As Kafka's own clients read it: the broker's time for a batch it stamped. */
   get timestampMs(): bigint {
-    return recordTimestampMs(this.#batch as RecordsBatch, this.#record as FetchedRecord)
+    const batch = this.#batch as RecordsBatch
+    return stampedByBroker(batch)
+      ? batch.maxTimestamp
+      : batch.firstTimestamp + (this.#record as FetchedRecord).timestampDelta
   }
   get timestampType(): TimestampType {
     return stampedByBroker(this.#batch as RecordsBatch) ? 'LogAppendTime' : 'CreateTime'
@@ -137,7 +139,7 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
         // the last of a repeated header, as a Kafka Connect header converter reads it
         let found: Buffer | null | undefined
         for (const [key, value] of record.headers) if (key?.equals(name)) found = value
-        return found === undefined ? null : bytes(found ?? Buffer.alloc(0))
+        return found === undefined ? null : bytes(found ?? NO_BYTES)
       }
     }
     case 'headers': {
@@ -148,7 +150,7 @@ function compileRead(source: KafkaSource, type: IcebergType, column: string): Ka
         const map = new Map<IcebergValue, IcebergValue>()
         for (const [key, found] of record.headers) {
           if (!key) continue
-          map.set(headerName(key, column), bytes(found ?? Buffer.alloc(0)))
+          map.set(headerName(key, column), bytes(found ?? NO_BYTES))
         }
         return map
       }

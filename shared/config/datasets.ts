@@ -151,6 +151,10 @@ const kafkaPartitionColumns: Partial<Record<KafkaSource['kind'], { name: string;
 function partitionByKafkaSources(layout: Layout, at: string): Layout {
   const customMapping = { ...layout.customMapping }
   const schema = { ...layout.schema }
+  const mappedSources = Object.entries(customMapping).map(([name, expression]) => ({
+    name,
+    source: parseKafkaSource(expression),
+  }))
   const partitionSpec = layout.partitionSpec.map((entry, i) => {
     const match = transformPattern.exec(entry)
     const column = match ? parsePartitionEntry(match).column : ''
@@ -158,9 +162,8 @@ function partitionByKafkaSources(layout: Layout, at: string): Layout {
     if (source === undefined) return entry
     const path = `${at}.partitionSpec[${i}]`
     if (source instanceof Error) invalid(path, source.message)
-    const same = (expression: string) => sameSource(parseKafkaSource(expression), source)
-    const mapped = Object.keys(customMapping).find((name) => same(customMapping[name] ?? ''))
-    if (mapped !== undefined) return entry.replace(column, mapped)
+    const mapped = mappedSources.find((column) => sameSource(column.source, source))
+    if (mapped !== undefined) return entry.replace(column, mapped.name)
     const implicit = kafkaPartitionColumns[source.kind]
     if (!implicit)
       invalid(path, `cannot partition by ${column}: map it to a column and partition by a transform of that`)

@@ -1,8 +1,9 @@
 // Mapping sources that are not in a record's value but in its Kafka coordinates: a customMapping
 // expression `$kafka.topic`, `$kafka.partition`, `$kafka.offset`, `$kafka.timestamp`,
 // `$kafka.timestampType`, `$kafka.key`, `$kafka.value`, `$kafka.headers.<name>` or
-// `$kafka.headers` fills its column from the record itself. The names and the column types each may go into are checked here, with the config;
-// reading them per record is the decoder's (participant/decode).
+// `$kafka.headers` fills its column from the record itself. The names and the column types each
+// may go into are checked here, with the config; reading them per record is the decoder's
+// (participant/decode).
 import type { IcebergType } from '../iceberg/index.ts'
 
 export type KafkaSource =
