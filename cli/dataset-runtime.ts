@@ -170,6 +170,8 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     logger: log.child({ component: 'coordinator' }),
     metrics,
     membership: () => participant.membership(),
+    rebalance: (reason) => participant.rebalance(reason),
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     onFatal: fatal,
     ...maintenanceOf(config, dataset),
   })

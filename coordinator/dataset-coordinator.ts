@@ -2,7 +2,8 @@
 // machine (coordinator.machine.ts) with its effects on the real table, topic and control channel,
 // and the control messages turned into machine events; round-log.ts turns every round into one
 // log line and its metrics; maintenance-runner.ts runs table maintenance between rounds when the
-// worker asks for it. The worker registers it on its ControlChannel and stops it when partition 0
+// worker asks for it; unheld-partitions.ts says when a partition missing from rounds may be one
+// that no member of the group holds, and the coordinator then makes the group rebalance. The worker registers it on its ControlChannel and stops it when partition 0
 // goes.
 import { randomUUID } from 'node:crypto'
 import { type Actor, createActor, fromPromise } from 'xstate'
@@ -32,6 +33,7 @@ import { RoundLog } from './round-log.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
+import { UnheldPartitionGuard } from './unheld-partitions.ts'
 import { rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
@@ -57,6 +59,10 @@ export interface DatasetCoordinatorOptions {
   metrics: FloeMetrics
   /** The worker's member id and generation in the dataset's group, for the sender of each message. */
   membership?: () => { memberId: string; generation: number }
+  /** Makes the dataset's group rebalance (unheld-partitions.ts); never when absent. */
+  rebalance?: (reason: string) => void
+  /** The group's session timeout: how long a member that died still holds its partitions. */
+  sessionTimeoutMs?: number
   /** Overrides the table's commit.retry.* policy. */
   retry?: Partial<RetryPolicy>
   /**
@@ -92,12 +98,19 @@ export class DatasetCoordinator {
   #stopReason = ''
   /** Rounds that gave up with their outcome unknown, looked for in every later round's table. */
   #unresolved: UnresolvedCommit[] = []
+  readonly #unheld: UnheldPartitionGuard
 
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
     this.#now = options.now ?? Date.now
     this.#labels = { dataset: options.dataset.name }
     this.#gauges = new TableGauges(options.metrics, options.dataset.name)
+    this.#unheld = new UnheldPartitionGuard({
+      ...options,
+      dataset: options.dataset.name,
+      topic: options.dataset.topic,
+      now: this.#now,
+    })
     this.#log = new RoundLog({
       dataset: options.dataset.name,
       logger: options.logger,
@@ -241,6 +254,7 @@ export class DatasetCoordinator {
     this.#actor = undefined
     this.#round = undefined
     this.#log.reset()
+    this.#unheld.reset()
     this.#stopping = undefined
   }
 
@@ -347,7 +361,10 @@ export class DatasetCoordinator {
 
   #onEmitted(event: CoordinatorEmitted): void {
     this.#log.emitted(event)
-    if (event.type === 'round.completed') {
+    if (event.type === 'round.collected') {
+      const looking = this.#unheld.roundCollected(event.missing)
+      if (looking) void this.#track(looking)
+    } else if (event.type === 'round.completed') {
       this.#waiters.completed(event.commitId, event.outcome)
       // Between rounds: the next one starts beside the run, whose commits assert main.
       void this.#maintenance?.roundCompleted()

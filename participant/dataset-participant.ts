@@ -228,6 +228,11 @@ export class DatasetParticipant {
     return { memberId: this.#reader.memberId, generation: this.#reader.generation }
   }
 
+  /** Makes the dataset's group rebalance; this member keeps its partitions (docs/design.md "Rebalances"). */
+  rebalance(reason: string): void {
+    this.#reader.rebalance(reason)
+  }
+
   /** Partitions this member ingests now. */
   get assigned(): number[] {
     return [...this.#slots.keys()].sort((a, b) => a - b)

@@ -480,14 +480,19 @@ log:
     return { ...settled, settledMs: settleMs, ...(complete ? {} : { group: await this.groupView() }) }
   }
 
+  /** The dataset's consumer group. */
+  get group(): string {
+    const prefix = /groupPrefix: (\S+)/.exec(readFileSync(this.config, 'utf8'))?.[1]
+    return `${prefix}-events`
+  }
+
   /**
    * The dataset's consumer group as the broker sees it, for a failed verdict: its state, each
    * member's partitions, and the partitions no member holds (a partition no one reads is a stall,
    * not a loss).
    */
   async groupView(): Promise<string> {
-    const prefix = /groupPrefix: (\S+)/.exec(readFileSync(this.config, 'utf8'))?.[1]
-    const group = `${prefix}-events`
+    const group = this.group
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
     try {
       const [{ state, members }, partitions] = await Promise.all([

@@ -2,9 +2,11 @@
 // regression of a commit that lands while the group rebalances. The client then rejoins by itself
 // from the commit path, with the protocols given at construction; before the fix those were its
 // default (roundrobin), which the broker refuses against cooperative-sticky members (or which
-// switches the protocol of a group of one).
+// switches the protocol of a group of one). And that a member's rebalance() makes a Stable group
+// rebalance without moving a partition.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { GroupReader, KafkaAdmin } from '../../shared/kafka/index.ts'
 import { uniqueName } from '../harness.ts'
 import { connection } from './support.ts'
@@ -41,6 +43,38 @@ describe('GroupReader on the local broker', () => {
     } finally {
       await second.leave().catch(() => {})
       await first.leave().catch(() => {})
+    }
+  })
+
+  test("a follower's rebalance() makes the group rebalance, and every member keeps its partitions", async () => {
+    const topic = uniqueName('it_group_reader')
+    await admin.ensureTopic(topic, 4)
+    const settings = { groupId: `floe-it-${topic}`, topic, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 }
+    const leader = new GroupReader(connection('floe-it-group-reader-a'), settings)
+    const follower = new GroupReader(connection('floe-it-group-reader-b'), settings)
+    const held = () => [leader.assigned(), follower.assigned()]
+    // Two members with two partitions each, both on the same generation: the group is Stable.
+    const settle = async (what: string) => {
+      for (let i = 0; i < 150; i++) {
+        const [a, b] = held()
+        if (a?.length === 2 && b?.length === 2 && leader.generation === follower.generation) return
+        await sleep(200)
+      }
+      assert.fail(`${what}: ${JSON.stringify(held())}, generations ${leader.generation}/${follower.generation}`)
+    }
+    try {
+      await leader.join()
+      await follower.join()
+      await settle('two members')
+      const before = { generation: leader.generation, held: held() }
+      follower.rebalance('test')
+      for (let i = 0; i < 150 && leader.generation === before.generation; i++) await sleep(200)
+      assert.ok(leader.generation > before.generation, 'rebalance() made the group rebalance')
+      await settle('after the rebalance')
+      assert.deepEqual(held(), before.held, 'every member kept its partitions')
+    } finally {
+      await follower.leave().catch(() => {})
+      await leader.leave().catch(() => {})
     }
   })
 })

@@ -202,6 +202,16 @@ export class GroupReader {
     this.#rejoin(`the client has not heartbeated for a session timeout (${this.#settings.sessionTimeoutMs} ms)`)
   }
 
+  /**
+   * Makes the group rebalance by joining again (the broker rebalances on it: the subscription
+   * states the generation the member last synced, so it differs from the one the group holds);
+   * the assignment is sticky, so this member keeps its partitions, and the leader assigns those
+   * that no member holds. A join already under way is shared instead.
+   */
+  rebalance(reason: string): void {
+    if (this.#member) this.#rejoin(reason)
+  }
+
   // One join at a time; a failed one leaves #lost set, so the next assigned() tries again (the
   // client's own retries space the attempts).
   #rejoin(reason?: string): void {

@@ -159,6 +159,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset'],
       registers,
     }),
+    unheldPartitionRebalances: new Counter({
+      name: 'floe_unheld_partition_rebalances_total',
+      help: 'Rebalances the coordinator asked for because partitions of the Stable group were held by no member',
+      labelNames: ['dataset'],
+      registers,
+    }),
     roundPhaseSeconds: new Histogram({
       name: 'floe_round_phase_seconds',
       help: 'Duration of each phase of a commit round',
