@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import {
+  bucketQuantile,
+  bucketsSince,
   counterTotal,
   cpuTicksOfStat,
   histogramQuantile,
@@ -46,13 +48,42 @@ describe('worker output readers', () => {
   test('committed rounds come from the coordinator lines, with their collecting and commit phases', () => {
     const rounds = roundsOfLog([
       { msg: 'perf 10s: ...' },
-      { msg: 'round committed', records: '1200', partial: false, phasesMs: { collecting: 812, committing: 95 } },
+      {
+        msg: 'round committed',
+        time: '2026-12-05T03:00:00.000Z',
+        records: '1200',
+        missing: [],
+        partial: false,
+        phasesMs: { collecting: 812, committing: 95 },
+      },
       { msg: 'round empty', records: '0', phasesMs: { collecting: 3, committing: 0 } },
-      { msg: 'round committed', records: '7', partial: true, phasesMs: { collecting: 30000, committing: 120 } },
+      {
+        msg: 'round committed',
+        time: '2026-12-05T03:00:40.000Z',
+        records: '7',
+        missing: [3],
+        partial: true,
+        phasesMs: { collecting: 30000, committing: 120 },
+      },
     ])
+    const at = (time: string) => Date.parse(time)
     assert.deepEqual(rounds, [
-      { records: 1200, collectingMs: 812, committingMs: 95, partial: false },
-      { records: 7, collectingMs: 30000, committingMs: 120, partial: true },
+      {
+        at: at('2026-12-05T03:00:00.000Z'),
+        records: 1200,
+        collectingMs: 812,
+        committingMs: 95,
+        partial: false,
+        complete: true,
+      },
+      {
+        at: at('2026-12-05T03:00:40.000Z'),
+        records: 7,
+        collectingMs: 30000,
+        committingMs: 120,
+        partial: true,
+        complete: false,
+      },
     ])
   })
 
@@ -85,5 +116,22 @@ describe('worker output readers', () => {
       Number.POSITIVE_INFINITY,
     )
     assert.ok(Number.isNaN(histogramQuantile([worker([0, 0, 0, 0, 0])], 'floe_commit_visibility_seconds', 0.99)))
+  })
+
+  test('what a histogram counted since an earlier scrape is the difference of their buckets', () => {
+    const earlier = new Map([
+      [10, 90],
+      [60, 100],
+      [Number.POSITIVE_INFINITY, 100],
+    ])
+    const later = new Map([
+      [10, 390],
+      [60, 400],
+      [Number.POSITIVE_INFINITY, 400],
+    ])
+    // 100 warm-up observations, 10 of them past 10 s, put the whole run's p99 in the 60 s bucket;
+    // the 300 after them all fell within 10 s.
+    assert.equal(bucketQuantile(later, 0.99), 60)
+    assert.equal(bucketQuantile(bucketsSince(later, earlier), 0.99), 10)
   })
 })

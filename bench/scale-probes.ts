@@ -55,10 +55,14 @@ export function peakRssOf(pid: number): number {
 
 /** One committed round, from the coordinator's `round committed` log line. */
 export interface RoundTimes {
+  /** When the line was logged (ms since the epoch). */
+  at: number
   records: number
   collectingMs: number
   committingMs: number
   partial: boolean
+  /** Every partition answered: the fleet held and read them all. */
+  complete: boolean
 }
 
 /** The committed rounds among a worker's log lines (JSON objects), in order. */
@@ -68,10 +72,12 @@ export function roundsOfLog(lines: readonly Record<string, unknown>[]): RoundTim
     if (line.msg !== 'round committed') continue
     const phases = (line.phasesMs ?? {}) as Record<string, unknown>
     rounds.push({
+      at: Date.parse(String(line.time)),
       records: Number(line.records ?? 0),
       collectingMs: Number(phases.collecting ?? Number.NaN),
       committingMs: Number(phases.committing ?? Number.NaN),
       partial: line.partial === true,
+      complete: Array.isArray(line.missing) && line.missing.length === 0,
     })
   }
   return rounds
@@ -88,11 +94,10 @@ export function counterTotal(text: string, name: string): number {
 }
 
 /**
- * The upper bound (`le`) of the first bucket of a Prometheus histogram whose cumulative count
- * reaches quantile `q`, over every label set of every text; Infinity when only +Inf does, NaN
- * when the histogram has no observations.
+ * A Prometheus histogram's cumulative buckets (upper bound -> count), summed over the label sets
+ * of every text (one per worker).
  */
-export function histogramQuantile(texts: readonly string[], name: string, q: number): number {
+export function histogramBuckets(texts: readonly string[], name: string): Map<number, number> {
   const buckets = new Map<number, number>()
   const prefix = `${name}_bucket{`
   for (const text of texts) {
@@ -104,10 +109,28 @@ export function histogramQuantile(texts: readonly string[], name: string, q: num
       buckets.set(bound, (buckets.get(bound) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)))
     }
   }
+  return buckets
+}
+
+/** What a histogram counted after `earlier` was taken: bucket by bucket, `later` minus `earlier`. */
+export function bucketsSince(later: ReadonlyMap<number, number>, earlier: ReadonlyMap<number, number>) {
+  return new Map([...later].map(([bound, count]) => [bound, count - (earlier.get(bound) ?? 0)]))
+}
+
+/**
+ * The upper bound (`le`) of the first bucket whose cumulative count reaches quantile `q`;
+ * Infinity when only +Inf does, NaN when the histogram has no observations.
+ */
+export function bucketQuantile(buckets: ReadonlyMap<number, number>, q: number): number {
   const bounds = [...buckets.keys()].sort((a, b) => a - b)
   const total = buckets.get(Number.POSITIVE_INFINITY) ?? 0
   if (total === 0) return Number.NaN
   return bounds.find((bound) => (buckets.get(bound) ?? 0) >= q * total) ?? Number.POSITIVE_INFINITY
+}
+
+/** bucketQuantile of histogramBuckets. */
+export function histogramQuantile(texts: readonly string[], name: string, q: number): number {
+  return bucketQuantile(histogramBuckets(texts, name), q)
 }
 
 /** One snapshot Floe committed: its summary's counts. */

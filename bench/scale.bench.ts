@@ -20,7 +20,9 @@
 //
 // --partitioned: the table is partitioned by bucket[3](user_id), three Iceberg partitions.
 // --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
-//   workers run (the ceiling then reads the topic after them), and the commit visibility's p99.
+//   workers run (the ceiling then reads the topic after them), and the commit visibility's p99. The
+//   new topic is warmed first (warmTopic), and the rounds and visibility from the first round that
+//   every partition answered on are printed apart as the steady state.
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
 // --layout: the workers' ingestion.wal.layout (default: the workers' default, shared).
@@ -38,13 +40,15 @@ import { endpoints, stackConfigYaml, uniqueName } from '../integration/harness.t
 import { benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
 import { type CeilingResult, ceilingLine, measureCeiling } from './ceiling.ts'
-import { produceBacklog, produceSteadily } from './scale-load.ts'
+import { produceBacklog, produceSteadily, warmTopic } from './scale-load.ts'
 import {
   addedFileSizes,
+  bucketQuantile,
+  bucketsSince,
   counterTotal,
   cpuSecondsOf,
   type FloeCommit,
-  histogramQuantile,
+  histogramBuckets,
   peakRssOf,
   quantile,
   readTable,
@@ -133,6 +137,8 @@ interface PointResult {
   secondsToAllCommitted: number
   /** The upper bound of the visibility histogram's bucket that holds its p99 (Infinity past the last). */
   visibilityP99Seconds: number
+  /** A live topic's figures from the first round every partition answered on. */
+  steady?: { rounds: number; roundMs: number[]; visibilityP99Seconds: number }
 }
 
 async function startWorkers(dir: string, config: string): Promise<{ worker: WorkerProcess; startCpu: number }[]> {
@@ -222,6 +228,9 @@ async function point(partitions: number): Promise<PointResult> {
   })
   await admin.ensureTopic(topic, partitions)
   let ceiling: CeilingResult | undefined
+  // Every event the workers must commit: on a live topic, the warm-up's too.
+  let expected = events
+  if (rate > 0) expected += await warmTopic(connection, topic, partitions)
   if (rate === 0) {
     await produceBacklog(connection, topic, partitions, events)
     ceiling = await measureCeiling({ topic, timeoutMs })
@@ -247,12 +256,15 @@ async function point(partitions: number): Promise<PointResult> {
   let firstRead: { at: number; count: number } | undefined
   let lastReadAt: number | undefined
   let committed = 0
+  // On a live topic: from the first round that every partition answered, the fleet is steady
+  // (joined, rebalanced, positioned); what the commit visibility histogram held then is warm-up.
+  let steady: { at: number; visibility: Map<number, number> } | undefined
   let lastLine = begun
   let cpuSeconds = 0
   const cpuNow = () =>
     started.reduce((sum, s) => sum + ((cpuSecondsOf(s.worker.child.pid ?? 0) ?? s.startCpu) - s.startCpu), 0)
-  while (committed < events) {
-    if (Date.now() > deadline) throw new Error(`not every event committed in time (${committed} of ${events})`)
+  while (committed < expected) {
+    if (Date.now() > deadline) throw new Error(`not every event committed in time (${committed} of ${expected})`)
     if (producerFailed) throw producerFailed
     for (const worker of workers) {
       if (!worker.running) throw new Error(`worker ${worker.id} exited: ${lastWords(worker)}`)
@@ -260,10 +272,17 @@ async function point(partitions: number): Promise<PointResult> {
     await sleep(1000)
     const read = await received(workers, counts)
     const now = performance.now()
-    if (read > 0 && read < events) firstRead ??= { at: now, count: read }
-    if (read >= events && lastReadAt === undefined) lastReadAt = now
+    if (read > 0 && read < expected) firstRead ??= { at: now, count: read }
+    if (read >= expected && lastReadAt === undefined) lastReadAt = now
     committed = (await readTable(endpoints().rest.uri, table))?.totalRecords ?? 0
     cpuSeconds = cpuNow()
+    if (rate > 0 && !steady && workers.some((w) => roundsOfLog(w.lines()).some((r) => r.complete && r.records > 0))) {
+      steady = {
+        at: Date.now(),
+        visibility: histogramBuckets(await metricsTexts(workers), 'floe_commit_visibility_seconds'),
+      }
+      console.log(`  ${((now - begun) / 1000).toFixed(0)} s: steady (a round that every partition answered)`)
+    }
     if (now - lastLine >= 10_000) {
       lastLine = now
       const rss = workers.map((w) => mib(peakRssOf(w.child.pid ?? 0))).join(', ')
@@ -277,14 +296,15 @@ async function point(partitions: number): Promise<PointResult> {
   const readEnd = lastReadAt ?? performance.now()
   // A backlog read within one sample has no first sample: then the rate counts from the start.
   const eventsPerSecond = firstRead
-    ? (events - firstRead.count) / Math.max(0.001, (readEnd - firstRead.at) / 1000)
-    : events / Math.max(0.001, (readEnd - begun) / 1000)
+    ? (expected - firstRead.count) / Math.max(0.001, (readEnd - firstRead.at) / 1000)
+    : expected / Math.max(0.001, (readEnd - begun) / 1000)
 
   const commits: FloeCommit[] = (await readTable(endpoints().rest.uri, table))?.commits ?? []
   const sizes: number[] = []
   for (const commit of commits) sizes.push(...(await addedFileSizes(commit)))
   const rounds = workers.flatMap((w) => roundsOfLog(w.lines())).filter((r) => r.records > 0)
-  const visibilityP99Seconds = histogramQuantile(await metricsTexts(workers), 'floe_commit_visibility_seconds', 0.99)
+  const visibility = histogramBuckets(await metricsTexts(workers), 'floe_commit_visibility_seconds')
+  const steadyRounds = steady ? rounds.filter((r) => r.at > (steady?.at ?? 0)) : []
   await producing
   if (!ceiling) {
     // On a live topic the ceiling reads what was produced once the workers are gone, not beside them.
@@ -296,7 +316,7 @@ async function point(partitions: number): Promise<PointResult> {
   const result: PointResult = {
     partitions,
     cpuSeconds,
-    eventsPerCpuSecond: events / cpuSeconds,
+    eventsPerCpuSecond: expected / cpuSeconds,
     eventsPerSecond,
     ceiling,
     peakRss,
@@ -308,7 +328,14 @@ async function point(partitions: number): Promise<PointResult> {
     firstCollectingMs: rounds[0]?.collectingMs ?? Number.NaN,
     partialRounds: rounds.filter((r) => r.partial).length,
     secondsToAllCommitted,
-    visibilityP99Seconds,
+    visibilityP99Seconds: bucketQuantile(visibility, 0.99),
+    ...(steady && {
+      steady: {
+        rounds: steadyRounds.length,
+        roundMs: steadyRounds.map((r) => r.collectingMs + r.committingMs),
+        visibilityP99Seconds: bucketQuantile(bucketsSince(visibility, steady.visibility), 0.99),
+      },
+    }),
   }
   await cleanUp()
   return result
@@ -332,6 +359,12 @@ function report(r: PointResult): void {
       `max ${round0(quantile(r.committingMs, 1))} ms; collecting + commit p99 ${round0(quantile(r.roundMs, 0.99))} ms`,
   )
   if (rate > 0) console.log(`  commit visibility p99 ≤ ${r.visibilityP99Seconds} s (the histogram's bucket)`)
+  if (r.steady) {
+    console.log(
+      `  steady (after the first round every partition answered): ${r.steady.rounds} rounds, collecting + commit p99 ` +
+        `${round0(quantile(r.steady.roundMs, 0.99))} ms, max ${round0(quantile(r.steady.roundMs, 1))} ms; commit visibility p99 ≤ ${r.steady.visibilityP99Seconds} s`,
+    )
+  }
 }
 
 function table(results: PointResult[]): void {

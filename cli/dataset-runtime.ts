@@ -18,7 +18,7 @@ import type { Catalog } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
-import { type FloeError, messageOf } from '../shared/index.ts'
+import { type FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
@@ -104,6 +104,13 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
           log.warn(
             { location: event.location, attempt: event.attempt, waitMs: event.waitMs, err: event.error.message },
             'upload failed; retrying',
+          )
+        else if (event.kind === 'failed' && isFloeError(event.error, 'STORAGE_NOT_FOUND'))
+          // mostly a revoke or resync that dropped the segment while its upload waited; when the
+          // segment is still the partition's, the partition warns of it itself
+          log.info(
+            { location: event.location, err: messageOf(event.error) },
+            'upload skipped: the local segment is gone',
           )
         else if (event.kind === 'failed')
           log.error({ location: event.location, err: messageOf(event.error) }, 'upload failed')

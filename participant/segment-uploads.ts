@@ -3,7 +3,7 @@
 // failed upload is forgotten, so that the next flush starts it again; a segment recovery found
 // already uploaded (its sidecar names the object) is not uploaded again.
 import type { DataFile } from '../shared/iceberg/index.ts'
-import { FloeError, messageOf } from '../shared/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FloeMetrics, Logger } from '../shared/telemetry/index.ts'
 import type { ReadySegment as UploadSegment } from './upload/index.ts'
 import { bloomSidecarLocation, type UploadQueue } from './upload/index.ts'
@@ -85,6 +85,8 @@ export class SegmentUploads {
       return file
     } catch (error) {
       metrics.uploads.inc({ dataset, outcome: 'error' })
+      // the segment left the WAL while its upload waited (a revoke or resync dropped it): expected
+      if (isFloeError(error, 'STORAGE_NOT_FOUND') && !this.#started.has(segment.uuid)) throw error
       logger.warn(
         {
           partition,
