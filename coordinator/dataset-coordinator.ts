@@ -2,9 +2,9 @@
 // machine (coordinator.machine.ts) with its effects on the real table, topic and control channel,
 // and the control messages turned into machine events; round-log.ts turns every round into one
 // log line and its metrics; maintenance-runner.ts runs table maintenance between rounds when the
-// worker asks for it; unheld-partitions.ts says when a partition missing from rounds may be one
-// that no member of the group holds, and the coordinator then makes the group rebalance. The worker registers it on its ControlChannel and stops it when partition 0
-// goes.
+// worker asks for it; unheld-partitions.ts makes the group rebalance when partitions missing from
+// rounds are held by no member. The worker registers it on its ControlChannel and stops it when
+// partition 0 goes.
 import { randomUUID } from 'node:crypto'
 import { type Actor, createActor, fromPromise } from 'xstate'
 import type { ControlBody, ControlLogger, ControlMessage, WriteStatus, WriteStatusReport } from '../protocol/index.ts'
@@ -105,20 +105,14 @@ export class DatasetCoordinator {
     this.#now = options.now ?? Date.now
     this.#labels = { dataset: options.dataset.name }
     this.#gauges = new TableGauges(options.metrics, options.dataset.name)
+    const { catalog, storage, table, logger, metrics, maintenance, group, admin, rebalance, sessionTimeoutMs } = options
     this.#unheld = new UnheldPartitionGuard({
-      ...options,
       dataset: options.dataset.name,
       topic: options.dataset.topic,
+      ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
       now: this.#now,
     })
-    this.#log = new RoundLog({
-      dataset: options.dataset.name,
-      logger: options.logger,
-      metrics: options.metrics,
-      now: this.#now,
-      gauges: this.#gauges,
-    })
-    const { catalog, storage, table, logger, metrics, maintenance } = options
+    this.#log = new RoundLog({ dataset: options.dataset.name, logger, metrics, now: this.#now, gauges: this.#gauges })
     const target = { catalog, storage, table, logger, metrics, now: this.#now, gauges: this.#gauges }
     this.#maintenance = maintenance && tableMaintenance({ ...maintenance, ...target, dataset: options.dataset.name })
   }

@@ -5,7 +5,8 @@
 // the DatasetCoordinator that runs the machine on the real table, topic and control channel, and
 // the table maintenance it runs between rounds.
 // Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts, round-log.ts,
-// round-waiters.ts, topic-reads.ts, table-gauges.ts, maintenance-schedule.ts, maintenance-runner.ts),
+// round-waiters.ts, topic-reads.ts, table-gauges.ts, maintenance-schedule.ts, maintenance-runner.ts,
+// unheld-partitions.ts),
 // test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
 export {
   type CommitPlan,

@@ -228,7 +228,7 @@ export class DatasetParticipant {
     return { memberId: this.#reader.memberId, generation: this.#reader.generation }
   }
 
-  /** Makes the dataset's group rebalance; this member keeps its partitions (docs/design.md "Rebalances"). */
+  /** Makes the dataset's group rebalance; this member keeps its partitions (GroupReader.rebalance). */
   rebalance(reason: string): void {
     this.#reader.rebalance(reason)
   }
