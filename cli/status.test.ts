@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { newTableMetadata, type Snapshot, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { floeSummaryKeys, offsetsKey } from '../shared/progress/index.ts'
 import { rewindSummaryKeys } from './rewind.ts'
-import { formatStatus, lastFloeCommit } from './status.ts'
+import { formatStatus, lastFloeCommit, statusJson } from './status.ts'
 
 const group = 'floe-events'
 
@@ -61,7 +61,51 @@ test('the human report names a rewind as a rewind', () => {
       partitions: [],
       totalLag: 0n,
       lastCommit,
+      consumers: { state: 'Empty', members: 0 },
     },
   ])
   assert.match(text, /last commit: snapshot 1 rewind rw-7 at 1970-01-01T00:00:01.000Z \(1 min 0 s ago\)/)
+  assert.match(text, /consumer group: Empty, no worker is running/)
+})
+
+test('each partition names the worker that holds it; a Stable group that leaves one to no one says so', () => {
+  const partition = (p: number, heldBy: string | undefined) => ({
+    partition: p,
+    tableOffset: 10n,
+    endOffset: 12n,
+    lag: 2n,
+    heldBy,
+  })
+  const status = {
+    dataset: 'events',
+    topic: 'events',
+    table: 'lake.events',
+    group,
+    tableExists: true,
+    partitionCount: 3,
+    progressSource: 'snapshot' as const,
+    partitions: [partition(0, 'floe-w1'), partition(1, 'floe-w2'), partition(2, undefined)],
+    totalLag: 6n,
+    lastCommit: undefined,
+    consumers: { state: 'Stable', members: 2 },
+  }
+  const text = formatStatus([status])
+  assert.match(text, /consumer group: Stable, 2 member\(s\)/)
+  assert.match(text, /held by no member: 2 \(read by no one;/)
+  assert.match(text, /partition {2}table offset {2}end offset {2}lag {2}held by/)
+  assert.match(text, /\n {2}0 +10 +12 +2 {2}floe-w1\n/)
+  assert.match(text, /\n {2}2 +10 +12 +2 {2}-\n/)
+  const json = JSON.parse(statusJson([status], 0)) as {
+    datasets: { partitions: { heldBy: string | null }[]; consumerGroup: Record<string, unknown> }[]
+  }
+  assert.deepEqual(
+    json.datasets[0]?.partitions.map((p) => p.heldBy),
+    ['floe-w1', 'floe-w2', null],
+  )
+  assert.deepEqual(json.datasets[0]?.consumerGroup, { state: 'Stable', members: 2, unheldPartitions: [2] })
+  // While the group rebalances, a partition between two owners is not reported as unheld.
+  assert.doesNotMatch(
+    formatStatus([{ ...status, consumers: { state: 'PreparingRebalance', members: 2 } }]),
+    /held by no member/,
+  )
 })

@@ -1,13 +1,14 @@
 // `floe status`: per dataset, where the table stands against the topic — each partition's table
 // offset (the progress marker, docs/design.md invariant 1), the topic's end offset, the lag between
-// them — and the last Floe commit with its age. Human table by default, one JSON document with
-// --json. Reads only; a server that cannot be reached is one line naming it, exit 1.
+// them — the worker that holds each partition in the dataset's consumer group, and the last Floe
+// commit with its age. Human table by default, one JSON document with --json. Reads only; a
+// server that cannot be reached is one line naming it, exit 1.
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
 import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
 import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { stringifyJson } from '../shared/json/index.ts'
-import { KafkaAdmin } from '../shared/kafka/index.ts'
+import { type GroupAssignment, KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress, floeSummaryKeys, offsetsKey, type ProgressSource } from '../shared/progress/index.ts'
 import { rewindSummaryKeys } from './rewind.ts'
 import {
@@ -30,6 +31,15 @@ export interface PartitionLag {
   endOffset: bigint | undefined
   /** end - table offset; for a partition the table never saw, everything still in the log (end - log start). */
   lag: bigint | undefined
+  /** The Kafka client id of the group member that holds the partition (names its worker); none: no member. */
+  heldBy: string | undefined
+}
+
+/** The dataset's consumer group as its coordinator broker sees it. */
+export interface GroupStatus {
+  /** Stable, PreparingRebalance, CompletingRebalance, Empty, Dead, ... */
+  state: string
+  members: number
 }
 
 export interface LastCommit {
@@ -55,6 +65,7 @@ export interface DatasetStatus {
   partitions: PartitionLag[]
   totalLag: bigint
   lastCommit: LastCommit | undefined
+  consumers: GroupStatus
 }
 
 /** The newest snapshot of main that moved this group's marker: a round's, or a rewind's. */
@@ -111,6 +122,10 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
       const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
         admin.partitionCount(dataset.topic),
       )
+      const assignment = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+        admin.groupAssignment(group, dataset.topic),
+      )
+      const holders = holdersOf(assignment)
       const found = metadata ? findProgress(metadata, group) : undefined
       const offsets = found?.progress.get(dataset.topic) ?? new Map<number, bigint>()
       const partitions = [...new Set([...Array.from({ length: partitionCount ?? 0 }, (_, p) => p), ...offsets.keys()])]
@@ -126,7 +141,8 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
         const endOffset = ends.get(partition)
         const from = tableOffset ?? starts.get(partition)
         const lag = endOffset === undefined || from === undefined ? undefined : endOffset - from
-        return { partition, tableOffset, endOffset, lag: lag !== undefined && lag < 0n ? 0n : lag }
+        const heldBy = holders.get(partition)
+        return { partition, tableOffset, endOffset, lag: lag !== undefined && lag < 0n ? 0n : lag, heldBy }
       })
       statuses.push({
         dataset: dataset.name,
@@ -139,6 +155,7 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
         partitions: lags,
         totalLag: lags.reduce((sum, p) => sum + (p.lag ?? 0n), 0n),
         lastCommit: metadata ? lastFloeCommit(metadata, group, now()) : undefined,
+        consumers: { state: assignment.state, members: assignment.members.length },
       })
     }
     return statuses
@@ -146,6 +163,23 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
     await admin.close().catch(() => {})
     await catalog?.close().catch(() => {})
   }
+}
+
+/** Partition -> the client id of the member holding it; a worker's reader is named `<client id>-reader`. */
+function holdersOf(group: GroupAssignment): Map<number, string> {
+  const holders = new Map<number, string>()
+  for (const member of group.members) {
+    for (const partition of member.partitions) holders.set(partition, member.clientId.replace(/-reader$/, ''))
+  }
+  return holders
+}
+
+/** Partitions no member holds while the group is Stable: read by no one (see docs/operations.md). */
+export function unheldPartitions(status: DatasetStatus): number[] {
+  if (status.consumers.state.toLowerCase() !== 'stable') return []
+  return status.partitions
+    .filter((p) => p.heldBy === undefined && p.partition < (status.partitionCount ?? 0))
+    .map((p) => p.partition)
 }
 
 async function loadIfExists(catalog: Catalog, identifier: TableIdentifier): Promise<TableMetadata | undefined> {
@@ -171,6 +205,11 @@ export function formatAge(ms: number): string {
 const dash = '-'
 const text = (value: bigint | number | undefined) => (value === undefined ? dash : String(value))
 
+function groupLine(group: GroupStatus): string {
+  if (group.members === 0) return `${group.state}, no worker is running`
+  return `${group.state}, ${group.members} member(s)`
+}
+
 /** The human report: one block per dataset, one row per partition. */
 export function formatStatus(statuses: readonly DatasetStatus[]): string {
   const blocks = statuses.map((s) => {
@@ -186,13 +225,23 @@ export function formatStatus(statuses: readonly DatasetStatus[]): string {
       lines.push(
         `  last commit: none by this group${s.progressSource === 'property' ? ' (offsets from the table property)' : ''}`,
       )
+    lines.push(`  consumer group: ${groupLine(s.consumers)}`)
+    const unheld = unheldPartitions(s)
+    if (unheld.length > 0) {
+      lines.push(
+        `  held by no member: ${unheld.join(', ')} (read by no one; the coordinator makes the group rebalance after two session timeouts)`,
+      )
+    }
     if (s.partitions.length === 0) return lines.join('\n')
-    const rows = [['partition', 'table offset', 'end offset', 'lag']]
-    for (const p of s.partitions) rows.push([String(p.partition), text(p.tableOffset), text(p.endOffset), text(p.lag)])
+    const rows = [['partition', 'table offset', 'end offset', 'lag', 'held by']]
+    for (const p of s.partitions) {
+      rows.push([String(p.partition), text(p.tableOffset), text(p.endOffset), text(p.lag), p.heldBy ?? dash])
+    }
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
     for (const row of rows) {
       lines.push(
-        `  ${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')}`,
+        // numbers right-aligned, names left-aligned
+        `  ${row.map((cell, column) => (column === 0 || column === 4 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')}`.trimEnd(),
       )
     }
     lines.push(`  total lag ${s.totalLag}`)
@@ -218,7 +267,9 @@ export function statusJson(statuses: readonly DatasetStatus[], at: number): stri
         tableOffset: p.tableOffset ?? null,
         endOffset: p.endOffset ?? null,
         lag: p.lag ?? null,
+        heldBy: p.heldBy ?? null,
       })),
+      consumerGroup: { state: s.consumers.state, members: s.consumers.members, unheldPartitions: unheldPartitions(s) },
       totalLag: s.totalLag,
       lastCommit: s.lastCommit
         ? {

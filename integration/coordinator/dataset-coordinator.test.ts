@@ -307,10 +307,11 @@ describe('the dataset coordinator on the local stack', () => {
     assert.equal(status['table'], tableName)
     assert.equal(status['group'], group)
     assert.equal(status['partitionCount'], 3)
+    // no worker runs: the group holds nothing
     assert.deepEqual(status['partitions'], [
-      { partition: 0, tableOffset: 22, endOffset: 22, lag: 0 },
-      { partition: 1, tableOffset: 15, endOffset: 22, lag: 7 },
-      { partition: 2, tableOffset: 18, endOffset: 22, lag: 4 },
+      { partition: 0, tableOffset: 22, endOffset: 22, lag: 0, heldBy: null },
+      { partition: 1, tableOffset: 15, endOffset: 22, lag: 7, heldBy: null },
+      { partition: 2, tableOffset: 18, endOffset: 22, lag: 4, heldBy: null },
     ])
     assert.equal(status['totalLag'], 11)
     const last = status['lastCommit'] as Record<string, unknown>
@@ -327,7 +328,8 @@ describe('the dataset coordinator on the local stack', () => {
       new RegExp(`dataset ${dataset} {2}topic ${topic} \\(3 partition\\(s\\)\\) {2}table ${tableName}`),
     )
     assert.match(human, /last commit: snapshot \d+ round [0-9a-f-]{36} at .* ago\)/)
-    assert.match(human, /\n {2}1 +15 +22 +7\n/)
+    assert.match(human, /\n {2}1 +15 +22 +7 {2}-\n/)
+    assert.match(human, /consumer group: \w+, no worker is running/)
     assert.match(human, /total lag 11/)
   })
 

@@ -8,11 +8,17 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Consumer, cooperativeStickyAssigner, type GroupPartitionsAssigner } from '@platformatic/kafka'
 import { KafkaAdmin } from '../../shared/kafka/index.ts'
+import { floeCommand } from '../cli/support.ts'
 import { Fleet } from '../e2e/fleet.ts'
 import { endpoints } from '../harness.ts'
 import { assertExactlyOnce, badEvery, fastFleet, logged, minute } from './support.ts'
 
 const withheld = 3
+
+interface StatusJson {
+  partitions: { partition: number; heldBy: string | null }[]
+  consumerGroup: { state: string; unheldPartitions: number[] }
+}
 const warning = 'partitions held by no member of the Stable group: joining again so that the group assigns them'
 
 test('a partition the Stable group gives to no member is assigned again by the coordinator', async (t) => {
@@ -57,6 +63,13 @@ test('a partition the Stable group gives to no member is assigned again by the c
     group = await heldByFleet()
   }
   assert.deepEqual(group, { state: 'Stable', held: [0, 1, 2, 4, 5] }, 'the fleet holds all but the withheld partition')
+  // What an operator sees meanwhile.
+  const status = await floeCommand(['status', '--config', fleet.config, '--json'])
+  assert.equal(status.code, 0, status.stderr)
+  const [dataset] = (JSON.parse(status.stdout) as { datasets: StatusJson[] }).datasets
+  assert.deepEqual(dataset?.consumerGroup.unheldPartitions, [withheld])
+  const holders = new Set(dataset?.partitions.map((p) => p.heldBy))
+  assert.deepEqual(holders, new Set([...workers.map((w) => `floe-${w.id}`), null]), 'each partition names its worker')
   withholding = false
 
   await fleet.produce(1200, { badEvery })
