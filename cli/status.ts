@@ -3,6 +3,7 @@
 // them — the worker that holds each partition in the dataset's consumer group, and the last Floe
 // commit with its age. Human table by default, one JSON document with --json. Reads only; a
 // server that cannot be reached is one line naming it, exit 1.
+import { unheldIn } from '../coordinator/index.ts'
 import { type Catalog, formatTableIdentifier, openCatalog, type TableIdentifier } from '../shared/catalog/index.ts'
 import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
 import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
@@ -40,6 +41,8 @@ export interface GroupStatus {
   /** Stable, PreparingRebalance, CompletingRebalance, Empty, Dead, ... */
   state: string
   members: number
+  /** Partitions of the topic no member holds while the group is Stable: read by no one. */
+  unheld: number[]
 }
 
 export interface LastCommit {
@@ -155,7 +158,11 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
         partitions: lags,
         totalLag: lags.reduce((sum, p) => sum + (p.lag ?? 0n), 0n),
         lastCommit: metadata ? lastFloeCommit(metadata, group, now()) : undefined,
-        consumers: { state: assignment.state, members: assignment.members.length },
+        consumers: {
+          state: assignment.state,
+          members: assignment.members.length,
+          unheld: unheldIn(assignment, inTopic),
+        },
       })
     }
     return statuses
@@ -172,14 +179,6 @@ function holdersOf(group: GroupAssignment): Map<number, string> {
     for (const partition of member.partitions) holders.set(partition, member.clientId.replace(/-reader$/, ''))
   }
   return holders
-}
-
-/** Partitions no member holds while the group is Stable: read by no one (see docs/operations.md). */
-export function unheldPartitions(status: DatasetStatus): number[] {
-  if (status.consumers.state.toLowerCase() !== 'stable') return []
-  return status.partitions
-    .filter((p) => p.heldBy === undefined && p.partition < (status.partitionCount ?? 0))
-    .map((p) => p.partition)
 }
 
 async function loadIfExists(catalog: Catalog, identifier: TableIdentifier): Promise<TableMetadata | undefined> {
@@ -226,7 +225,7 @@ export function formatStatus(statuses: readonly DatasetStatus[]): string {
         `  last commit: none by this group${s.progressSource === 'property' ? ' (offsets from the table property)' : ''}`,
       )
     lines.push(`  consumer group: ${groupLine(s.consumers)}`)
-    const unheld = unheldPartitions(s)
+    const unheld = s.consumers.unheld
     if (unheld.length > 0) {
       lines.push(
         `  held by no member: ${unheld.join(', ')} (read by no one; the coordinator makes the group rebalance after two session timeouts)`,
@@ -269,7 +268,7 @@ export function statusJson(statuses: readonly DatasetStatus[], at: number): stri
         lag: p.lag ?? null,
         heldBy: p.heldBy ?? null,
       })),
-      consumerGroup: { state: s.consumers.state, members: s.consumers.members, unheldPartitions: unheldPartitions(s) },
+      consumerGroup: { state: s.consumers.state, members: s.consumers.members, unheldPartitions: s.consumers.unheld },
       totalLag: s.totalLag,
       lastCommit: s.lastCommit
         ? {

@@ -95,3 +95,4 @@ export {
   recordWriteStatus,
 } from './round-tracker.ts'
 export type { RoundResult } from './round-waiters.ts'
+export { unheldIn } from './unheld-partitions.ts'
