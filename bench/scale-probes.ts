@@ -128,11 +128,6 @@ export function bucketQuantile(buckets: ReadonlyMap<number, number>, q: number):
   return bounds.find((bound) => (buckets.get(bound) ?? 0) >= q * total) ?? Number.POSITIVE_INFINITY
 }
 
-/** bucketQuantile of histogramBuckets. */
-export function histogramQuantile(texts: readonly string[], name: string, q: number): number {
-  return bucketQuantile(histogramBuckets(texts, name), q)
-}
-
 /** One snapshot Floe committed: its summary's counts. */
 export interface FloeCommit {
   snapshotId: string

@@ -6,6 +6,7 @@
 // from its rounds, find it held by no one, and make the group rebalance.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Consumer, cooperativeStickyAssigner, type GroupPartitionsAssigner } from '@platformatic/kafka'
 import { KafkaAdmin } from '../../shared/kafka/index.ts'
 import { floeCommand } from '../cli/support.ts'
@@ -59,7 +60,7 @@ test('a partition the Stable group gives to no member is assigned again by the c
   }
   let group = await heldByFleet()
   for (let i = 0; i < 60 && !(group.state === 'Stable' && group.held.length === 5); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1000))
+    await sleep(1000)
     group = await heldByFleet()
   }
   assert.deepEqual(group, { state: 'Stable', held: [0, 1, 2, 4, 5] }, 'the fleet holds all but the withheld partition')
@@ -67,7 +68,7 @@ test('a partition the Stable group gives to no member is assigned again by the c
   // when no partition counts as unheld, so it looks again.
   let dataset: StatusJson | undefined
   for (let i = 0; i < 30 && dataset?.consumerGroup.unheldPartitions.length !== 1; i++) {
-    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1000))
+    if (i > 0) await sleep(1000)
     const status = await floeCommand(['status', '--config', fleet.config, '--json'])
     assert.equal(status.code, 0, status.stderr)
     dataset = (JSON.parse(status.stdout) as { datasets: StatusJson[] }).datasets[0]
