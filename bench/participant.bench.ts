@@ -115,6 +115,7 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number, th
       maxFileSizeBytes: 64 * 1024 * 1024,
       maxFileAgeMinutes: 5,
       maxOpenSegmentsPerPartition: 256,
+      rowGroupBytes: 4 * 1024 * 1024,
       compression: 'zstd',
       encoders,
     },

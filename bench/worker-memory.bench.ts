@@ -10,8 +10,10 @@
 //
 // `floeRoot` runs another checkout's bin/floe against the same topic (before/after comparisons).
 // The worker inherits the environment: FLOE_* overrides (FLOE_INGESTION__WAL__ENCODER_THREADS=1)
-// and malloc's settings (MALLOC_ARENA_MAX) reach it; FLOE_BENCH_TRACE=1 prints every sample.
+// and malloc's settings (MALLOC_ARENA_MAX) reach it; FLOE_BENCH_TRACE=1 prints every sample;
+// FLOE_BENCH_CPU_PROFILE=DIR has the worker write a V8 CPU profile there (bench/cpu-profile.ts).
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -113,9 +115,14 @@ log:
   level: info
 `,
 )
+// a CPU profile is written when the worker exits on its own, so it is stopped with SIGTERM then
+const profileDir = process.env.FLOE_BENCH_CPU_PROFILE
+const profileEnv = profileDir
+  ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}`.trim() }
+  : {}
 const started = performance.now()
 const child = spawn(join(floeRoot, 'bin', 'floe'), ['run', '--config', config], {
-  env: { ...process.env, FLOE_WORKER_ID: 'bench-memory', FLOE_METRICS__PORT: String(metricsPort) },
+  env: { ...process.env, ...profileEnv, FLOE_WORKER_ID: 'bench-memory', FLOE_METRICS__PORT: String(metricsPort) },
   stdio: ['ignore', 'pipe', 'pipe'],
 })
 let committed = 0
@@ -163,6 +170,11 @@ while (child.exitCode === null && performance.now() < deadline) {
 }
 peak = Math.max(peak, peakRssOf(child.pid as number))
 if (child.exitCode !== null) console.log(`worker exited ${child.exitCode}:\n${tail.join('\n')}`)
+if (profileDir && child.exitCode === null) {
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  await Promise.race([exited, sleep(60_000)])
+}
 child.kill('SIGKILL')
 await rm(dir, { recursive: true, force: true })
 const seconds = ((drainedAt ?? performance.now()) - started) / 1000

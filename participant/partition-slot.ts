@@ -44,6 +44,8 @@ export interface WalSettings {
   /** Absent: `partition` (a hand-built setting; the config always names one). */
   layout?: WalLayout
   compression: 'zstd' | 'snappy' | 'gzip' | 'lz4' | 'none'
+  /** Where a segment's row group is cut, in estimated uncompressed bytes. */
+  rowGroupBytes: number
   /** The worker's encoder threads (`encoderThreads`); none: segments are encoded on the main thread. */
   encoders?: RowGroupEncoders
 }

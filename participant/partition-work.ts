@@ -296,6 +296,7 @@ export function walOptionsOf(env: SlotEnvironment): LogOptions {
     spec: table.spec,
     codec: wal.compression === 'none' ? 'uncompressed' : wal.compression,
     bloomFilterColumns: bloomFieldIds,
+    rowGroupBytes: wal.rowGroupBytes,
     encoders: wal.encoders,
     limits: {
       maxFileSizeBytes: wal.maxFileSizeBytes,

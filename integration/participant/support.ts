@@ -239,6 +239,7 @@ export function participantFor(
       maxFileSizeBytes: 64 * 1024 * 1024,
       maxFileAgeMinutes: 5,
       maxOpenSegmentsPerPartition: 256,
+      rowGroupBytes: 4 * 1024 * 1024,
       compression: 'zstd',
       ...wal,
     },

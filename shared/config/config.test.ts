@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { availableParallelism } from 'node:os'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseColumnType } from './column-types.ts'
@@ -59,6 +58,7 @@ describe('the configuration file', () => {
     )
     assert.equal(config.ingestion.wal.encoderThreads, 1)
     assert.equal(config.ingestion.wal.layout, 'shared')
+    assert.equal(config.ingestion.wal.rowGroupBytes, 4 * 1024 * 1024)
     assert.equal(config.metrics.port, 9464)
     assert.deepEqual(config.maintenance, {
       enabled: false,
@@ -318,6 +318,12 @@ describe('the configuration file', () => {
       base,
       { FLOE_INGESTION__WAL__ENCODER_THREADS: '-2' },
       /ingestion\.wal\.encoderThreads: /,
+    ],
+    [
+      'row groups too small to be worth a footer entry',
+      base,
+      { FLOE_INGESTION__WAL__ROW_GROUP_BYTES: '4096' },
+      /ingestion\.wal\.rowGroupBytes: .*65536/,
     ],
     [
       'a bad broker address',

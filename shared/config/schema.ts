@@ -250,6 +250,22 @@ export const walSchema = z
     maxOpenSegmentMemoryBytes: positiveInt.default(512 * 1024 * 1024),
     compression: z.enum(['zstd', 'snappy', 'gzip', 'lz4', 'none']).default('zstd'),
     /**
+     * A segment's row group is cut when its rows reach this many bytes (estimated, uncompressed)
+     * or 100,000 rows. Encoding a row group allocates several times its size at once, and that
+     * garbage, not the rows, set a worker's peak memory with 16 MiB groups: at 1,000 partitions
+     * 4 MiB took the peak RSS from about 820 to 500 MiB and cost less CPU per event, not more
+     * (docs/benchmarks.md, "Row-group size").
+     */
+    rowGroupBytes: z
+      .preprocess(
+        numeric,
+        z
+          .number()
+          .int()
+          .min(64 * 1024),
+      )
+      .default(4 * 1024 * 1024),
+    /**
      * Threads that write WAL segments, the main thread included: with N >= 2 the main thread
      * fetches, decodes and buffers records while N - 1 encoder threads encode and compress the
      * Parquet row groups; 1 (or 0) does everything on the main thread. Default 1: handing a row
