@@ -25,6 +25,7 @@
 //   every partition answered on are printed apart as the steady state.
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
+// --worker-node-options '...': Node options for the workers alone (e.g. --max-semi-space-size=32).
 // --layout: the workers' ingestion.wal.layout (default: the workers' default, shared).
 // --cpu-profile DIR: each worker writes a V8 CPU profile into DIR (node --cpu-prof), stopped with
 //   SIGTERM and drained at the end of its point so the profile is written; open it in Chrome's
@@ -73,9 +74,15 @@ const encoderThreads = flag('encoder-threads')
 // ingestion.wal.layout of the workers; unset, the workers' default.
 const walLayout = flag('layout')
 const cpuProfileDir = flag('cpu-profile')
-const workerEnv: NodeJS.ProcessEnv = cpuProfileDir
-  ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${cpuProfileDir}`.trim() }
-  : {}
+// Node's options for the workers alone (the ceiling loop runs in this process, unchanged).
+const workerNodeOptions = [
+  process.env.NODE_OPTIONS ?? '',
+  flag('worker-node-options') ?? '',
+  cpuProfileDir ? `--cpu-prof --cpu-prof-dir=${cpuProfileDir}` : '',
+]
+  .join(' ')
+  .trim()
+const workerEnv: NodeJS.ProcessEnv = workerNodeOptions ? { NODE_OPTIONS: workerNodeOptions } : {}
 
 const connection: KafkaConnection = { brokers: endpoints().kafka.brokers, clientId: 'floe-bench-scale' }
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
