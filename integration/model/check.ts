@@ -1,5 +1,6 @@
-// `npm run model`: model-checks the commit protocol (docs/model/floe.pml, and docs/model/floe-shared.pml
-// for shared segments: one file holding several Kafka partitions' ranges) with spin. Each check
+// `npm run model`: model-checks the commit protocol (docs/model/floe.pml, docs/model/floe-shared.pml
+// for shared segments: one file holding several Kafka partitions' ranges, and docs/model/floe-routing.pml
+// for the routing design: one partition into two tables with a ledger) with spin. Each check
 // generates pan with its switches, compiles it with gcc and searches the whole state space; the
 // correct model must pass every check and each broken variant must yield its counterexample.
 // Prints states explored and time per check. `--large` adds the bigger bounds documented in
@@ -72,6 +73,23 @@ const checks: Check[] = [
     model: 'floe-shared.pml',
     defines: ['-DNR=1', '-DMAXC=2', '-DFAULTS=0', '-DREBALANCES=1', '-DUNCLAIM_REVOKED'],
     expectViolation: 'assertion violated (held[i]==',
+  },
+  {
+    name: 'routing into two tables (designed, not built), safety: worker restarts, two coordinators',
+    model: 'floe-routing.pml',
+    defines: ['-DNR=4', '-DRESTARTS=2', '-DSTATUSES=3'],
+  },
+  {
+    name: 'broken: the ledger moves inside the multi-table request',
+    model: 'floe-routing.pml',
+    defines: ['-DNR=3', '-DRESTARTS=2', '-DSTATUSES=3', '-DLEDGER_IN_REQUEST'],
+    expectViolation: 'assertion violated',
+  },
+  {
+    name: "broken: the ledger alone as every table's marker (no skip on replay)",
+    model: 'floe-routing.pml',
+    defines: ['-DNR=3', '-DRESTARTS=2', '-DSTATUSES=3', '-DLEDGER_ONLY'],
+    expectViolation: 'assertion violated (held[j]<=1)',
   },
 ]
 
