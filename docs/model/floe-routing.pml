@@ -35,7 +35,6 @@
 #endif
 
 #define NT 2
-#define NC 2                 /* coordinators: two, so that one reads the ledger while the other moves it */
 #define route(i) ((i) % NT)
 #define max(a, b) ((a) > (b) -> (a) : (b))
 
@@ -52,8 +51,9 @@ chan status = [STATUSES] of { byte, byte, byte, byte };
 byte sent;
 byte restarts;
 
-/* Whether some record of [s, e) goes to table t: a claim without rows is not sent. */
-#define rowsFor(t, s, e) ((s) < (e) && ((e) - (s) >= 2 || route(s) == (t)))
+/* Whether some record of [s, e) goes to table t: a claim without rows is not sent. Any NT
+ * consecutive records hold one of each table's. */
+#define rowsFor(t, s, e) ((s) < (e) && ((e) - (s) >= NT || route(s) == (t)))
 
 /* The effective marker of table t, with the ledger as read: the correct design's, or the broken
  * one's. */
@@ -137,7 +137,10 @@ position:
   od
 }
 
-/* M2: every record below the ledger is in its table (NR up to 4). */
+/* M2: every record below the ledger is in its table. Written out for four records: */
+#if NR > 4
+#error "the ledger monitor covers NR <= 4"
+#endif
 #define vouched(i) (NR <= (i) || L <= (i) || held[i] == 1)
 #define LEDGER_TRUE (vouched(0) && vouched(1) && vouched(2) && vouched(3))
 
@@ -146,6 +149,7 @@ end:
   atomic { !LEDGER_TRUE -> assert(LEDGER_TRUE) }
 }
 
+/* Two coordinators, so that one reads the ledger while the other moves it. */
 init {
   atomic {
     run Worker();
