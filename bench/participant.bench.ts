@@ -4,11 +4,13 @@
 // timestamptz from ISO text and from epoch ms, double, boolean, nested paths, a list<string>).
 // Not part of `npm test`; needs the local stack's Kafka (npm run stack -- up).
 //
-//   node bench/participant.bench.ts [events=300000] [runs=3] [partitions=3] [encoderThreads=cores]
+//   node bench/participant.bench.ts [events=300000] [runs=3] [partitions=3] [encoderThreads=cores] [columns=mapped]
 //
 // encoderThreads counts the main thread, as the `ingestion.wal.encoderThreads` key does: 1 encodes
 // on the main thread, N >= 2 hands row groups to N - 1 encoder threads. `1,2` alternates runs of
 // both (interleaved, so drift on a shared host hits each alike) and prints each one's median.
+// columns `mapped,inferred` does the same with the dataset that infers its columns from the events
+// (no mapping: every field a column, nested ones structs; bench-events.ts) beside the mapping's 12.
 //
 // Each run is a fresh DatasetParticipant with a fresh consumer group and WAL folder over the same
 // pre-filled topic (created on the first use, reused after). Timing starts once the group has
@@ -20,7 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readEndpoints } from '../integration/stack/index.ts'
-import { benchDataset, benchEvent } from '../participant/decode/bench-events.ts'
+import { benchDataset, benchEvent, benchInferredDataset } from '../participant/decode/bench-events.ts'
 import {
   Backpressure,
   DatasetParticipant,
@@ -30,6 +32,16 @@ import {
   walDiskUsage,
 } from '../participant/index.ts'
 import type { ControlMessage, WriteStatus } from '../protocol/index.ts'
+import type { DatasetConfig } from '../shared/config/index.ts'
+import type { NestedField } from '../shared/iceberg/index.ts'
+import {
+  applyUpdates,
+  currentSchema,
+  defaultSpec,
+  newTableMetadata,
+  planWidening,
+  widenFields,
+} from '../shared/iceberg/metadata/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
 import { createLogger, createMetrics, PhaseClock } from '../shared/telemetry/index.ts'
@@ -39,12 +51,35 @@ const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
 const partitions = Number(process.argv[4] ?? 3)
 const threadCounts = (process.argv[5] ?? String(availableParallelism())).split(',').map(Number)
+const columnModes = (process.argv[6] ?? 'mapped').split(',') as ('mapped' | 'inferred')[]
 // The local stack's broker (whatever port it runs on), unless FLOE_BENCH_BROKERS names others.
 const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().kafka.brokers
 const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
 const connection: KafkaConnection = { brokers, clientId: 'floe-bench-participant' }
 
-const dataset = benchDataset(topic, brokers)
+const datasets = { mapped: benchDataset(topic, brokers), inferred: benchInferredDataset(topic, brokers) }
+
+/**
+ * The table of a run, in memory: no catalog is part of the record path, but a dataset that infers
+ * its columns widens its schema, once, at the first events.
+ */
+function tableOf(dataset: DatasetConfig, walDir: string) {
+  let metadata = newTableMetadata({ location: `file://${walDir}/table`, schema: dataset.icebergSchema, nowMs: 0 })
+  const widen = async (requests: readonly (readonly NestedField[])[]) => {
+    let wanted: readonly NestedField[] = []
+    for (const fields of requests) wanted = widenFields(wanted, fields)
+    const change = planWidening(metadata, wanted)
+    if (change.commit) metadata = applyUpdates(metadata, change.commit.updates, Date.now())
+    return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
+  }
+  return {
+    schema: currentSchema(metadata),
+    spec: defaultSpec(metadata),
+    dataLocation: `file://${walDir}/data`,
+    offsets: async () => new Map<number, bigint>(),
+    ...(dataset.inferColumns ? { widen } : {}),
+  }
+}
 
 /** Creates and fills the topic unless a previous run did; returns the bytes of JSON in it. */
 async function prefill(admin: KafkaAdmin): Promise<number> {
@@ -86,7 +121,14 @@ interface RunResult {
   endMs: number
 }
 
-async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number, threads: number): Promise<RunResult> {
+async function run(
+  admin: KafkaAdmin,
+  producer: KafkaProducer,
+  index: number,
+  threads: number,
+  columns: 'mapped' | 'inferred',
+): Promise<RunResult> {
+  const dataset = datasets[columns]
   const encoders = threads >= 2 ? new EncoderPool({ threads: threads - 1 }) : undefined
   const walDir = await mkdtemp(join(tmpdir(), 'floe-bench-participant-'))
   const metrics = createMetrics({ defaultMetrics: false })
@@ -120,12 +162,7 @@ async function run(admin: KafkaAdmin, producer: KafkaProducer, index: number, th
       encoders,
     },
     maxRecordBytes: 1 << 20,
-    table: {
-      schema: dataset.icebergSchema,
-      spec: dataset.icebergSpec,
-      dataLocation: `file://${walDir}/data`,
-      offsets: async () => new Map(),
-    },
+    table: tableOf(dataset, walDir),
     admin,
     producer,
     uploads,
@@ -207,34 +244,43 @@ try {
   const bytes = await prefill(admin)
   const cpu = cpus()[0]?.model ?? 'unknown cpu'
   console.log(
-    `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, 12 columns; node ${process.version}; ${cpu} (${cpus().length} cores)`,
+    `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, ${columnModes.map((c) => (c === 'mapped' ? '12 mapped columns' : 'inferred columns')).join(' and ')}; node ${process.version}; ${cpu} (${cpus().length} cores)`,
   )
-  const results = new Map<number, RunResult[]>(threadCounts.map((threads) => [threads, []]))
+  // each variant: encoder threads, and (when both are asked for) which columns
+  const variants = threadCounts.flatMap((threads) =>
+    columnModes.map((columns) => ({
+      threads,
+      columns,
+      label: `encoderThreads ${threads}${columnModes.length > 1 || columns !== 'mapped' ? `, ${columns} columns` : ''}`,
+    })),
+  )
+  const results = new Map<(typeof variants)[number], RunResult[]>(variants.map((variant) => [variant, []]))
   const mb = bytes / 1e6
   for (let i = 0; i < runs; i++) {
-    for (const threads of threadCounts) {
-      const result = await run(admin, producer, i, threads)
-      results.get(threads)?.push(result)
+    for (const variant of variants) {
+      const { threads, label } = variant
+      const result = await run(admin, producer, i, threads, variant.columns)
+      results.get(variant)?.push(result)
       console.log(
-        `run ${i + 1}, encoderThreads ${threads}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s, ${result.mainCpuSeconds.toFixed(2)} on the main thread, over ${result.wallSeconds.toFixed(2)} s); ${(events / busiest(result, threads)).toFixed(0)} events/s on idle cores; ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
+        `run ${i + 1}, ${label}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s, ${result.mainCpuSeconds.toFixed(2)} on the main thread, over ${result.wallSeconds.toFixed(2)} s); ${(events / busiest(result, threads)).toFixed(0)} events/s on idle cores; ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
       )
       console.log(`  ${result.line}`)
     }
   }
-  for (const [threads, own] of results) {
+  for (const [{ threads, label }, own] of results) {
     const wall = median(own.map((r) => r.wallSeconds))
     const cpuSeconds = median(own.map((r) => r.cpuSeconds))
     const idle = median(own.map((r) => busiest(r, threads)))
     console.log(
-      `median, encoderThreads ${threads}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores`,
+      `median, ${label}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores`,
     )
   }
   // The same topic through the bare consume + JSON.parse loop: what no decoder can beat.
   const ceiling = await measureCeiling({ topic, brokers })
   console.log(ceilingLine(ceiling))
-  for (const [threads, own] of results) {
+  for (const [{ label }, own] of results) {
     const cpuSeconds = median(own.map((r) => r.cpuSeconds))
-    console.log(`participant, encoderThreads ${threads}: ${ratioToCeiling(events / cpuSeconds, ceiling)}`)
+    console.log(`participant, ${label}: ${ratioToCeiling(events / cpuSeconds, ceiling)}`)
   }
 } finally {
   await producer.close()

@@ -37,6 +37,13 @@ const benchmarks: Benchmark[] = [
     quickArgs: ['bench/participant.bench.ts', '20000', '1'],
   },
   {
+    name: 'inferred',
+    what: 'the same topic -> ready WAL files into a dataset that infers its columns, beside the mapping (encoderThreads 1)',
+    needsStack: true,
+    args: ['bench/participant.bench.ts', '1000000', '3', '3', '1', 'mapped,inferred'],
+    quickArgs: ['bench/participant.bench.ts', '20000', '1', '3', '1', 'mapped,inferred'],
+  },
+  {
     name: 'decode',
     what: 'decode only (UTF-8 + depth check, JSON.parse, JMESPath, conversion)',
     needsStack: false,

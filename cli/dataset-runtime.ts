@@ -25,7 +25,7 @@ import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { answerWithin, datasetGroup, storageOf } from './servers.ts'
-import { ensureDatasetTable, tableIdentifier } from './tables.ts'
+import { ensureDatasetTable, tableIdentifier, widenTable } from './tables.ts'
 import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
@@ -147,6 +147,16 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
       },
       current: async () => {
         const { metadata } = await catalog.loadTable(identifier)
+        return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
+      },
+      widen: async (requests) => {
+        const { metadata } = await widenTable(catalog, dataset, requests, (change) => {
+          metrics.schemaChanges.inc({ dataset: dataset.name })
+          log.info(
+            { added: change.added, promoted: change.promoted },
+            'the table widened for the fields records brought',
+          )
+        })
         return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
       },
     },

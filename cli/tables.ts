@@ -10,13 +10,16 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Catalog, LoadedTable, TableIdentifier } from '../shared/catalog/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
+import type { NestedField } from '../shared/iceberg/index.ts'
 import {
   canPromote,
   currentSchema,
   planSchemaChange,
+  planWidening,
   type SchemaChange,
   sameType,
   type TableMetadata,
+  widenFields,
 } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 
@@ -118,6 +121,35 @@ async function evolveTable(
     } catch (error) {
       if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
       table = await catalog.loadTable(identifier)
+    }
+  }
+}
+
+/**
+ * A dataset that infers its columns: widens the table's schema to take every request (the fields
+ * records brought), in one commit on the schema it read. Workers that meet the same new field at
+ * once each commit it: the losers' commits conflict, they read the table again, and find nothing
+ * left to do or only their own part. Returns the table as it is after.
+ */
+export async function widenTable(
+  catalog: Catalog,
+  dataset: DatasetConfig,
+  requests: readonly (readonly NestedField[])[],
+  onSchemaChange?: (change: SchemaChange) => void,
+): Promise<LoadedTable> {
+  const identifier = tableIdentifier(dataset)
+  let wanted: readonly NestedField[] = []
+  for (const fields of requests) wanted = widenFields(wanted, fields)
+  for (let attempt = 1; ; attempt++) {
+    const table = await catalog.loadTable(identifier)
+    const change = planWidening(table.metadata, wanted)
+    if (!change.commit) return table
+    try {
+      const committed = await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
+      onSchemaChange?.(change)
+      return { ...table, ...committed }
+    } catch (error) {
+      if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
     }
   }
 }

@@ -8,6 +8,7 @@ import { type Catalog, type LoadedTable, openCatalog, vendedCredentialsOf } from
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import {
   applyUpdates,
+  currentSchema,
   dataDirectory,
   describeSchemaChange,
   planSchemaChange,
@@ -105,6 +106,10 @@ async function checkDataset(
       }
     }
     checkTableSchema(dataset, table.metadata)
+    if (dataset.inferColumns) {
+      const columns = currentSchema(table.metadata).fields.length
+      return `exists with ${columns} column(s); records add the fields it lacks (columns inferred)`
+    }
     return 'exists, its schema has every configured column with its type'
   })
   // Where the worker uploads: the table's data location, or the one its first run will give it.

@@ -16,91 +16,26 @@
 // memory relief (relieve-memory.ts), the idle wait (wake-up.ts) and, in the shared-segment layout
 // (`wal.layout: shared`), the dataset's one WAL and queue (SharedLayout).
 import type { ControlMessage } from '../protocol/index.ts'
-import type { DatasetConfig } from '../shared/config/index.ts'
-import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, isFatal, messageOf } from '../shared/index.ts'
-import { GroupReader, type KafkaAdmin, type KafkaConnection, type KafkaProducer } from '../shared/kafka/index.ts'
-import type { ObjectStorage } from '../shared/storage/index.ts'
-import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
-import type { PressureSource } from './backpressure/index.ts'
+import { GroupReader } from '../shared/kafka/index.ts'
 import { type BadRecords, badRecordsOf } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
 import { GroupOffsets } from './group-offsets.ts'
+import { InferredColumns } from './inferred-columns.ts'
 import { participantEventOf } from './machine/index.ts'
+import type { DatasetParticipantOptions, ParticipantTable } from './participant-options.ts'
 import type { BadRecord } from './partition-ingest.ts'
 import { type PartitionQueue, PartitionQueues } from './partition-queue.ts'
-import {
-  type DecodedFetch,
-  PartitionSlot,
-  type SlotEnvironment,
-  type WalHolder,
-  type WalSettings,
-} from './partition-slot.ts'
+import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalHolder } from './partition-slot.ts'
 import { BrokerPositions, gatheredLoad } from './positioning.ts'
 import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
 import { SharedLayout } from './shared-partition-work.ts'
 import { bloomFieldIdsOf, TableFollower } from './table-follower.ts'
 import { StartSweeps } from './unowned-wal.ts'
-import type { UploadQueue } from './upload/index.ts'
 import { WakeUp } from './wake-up.ts'
 import { reportWalPressure, type WalGaugeTargets } from './wal-gauges.ts'
 import { WriteStatusSender } from './write-status-sender.ts'
-
-export interface ParticipantTable {
-  /** The table's schema and default spec at start; `current` follows later changes. */
-  schema: Schema
-  spec: PartitionSpec
-  /** Where data files go: `<table location>/data`. */
-  dataLocation: string
-  /** The table's next offset per partition of the dataset's topic, as the table says now. */
-  offsets(): Promise<ReadonlyMap<number, bigint>>
-  /**
-   * The table's schema and default spec as the catalog says now, read at every START-COMMIT:
-   * another engine may evolve them while Floe runs. Without it, the ones at start are kept.
-   */
-  current?(): Promise<{ schema: Schema; spec: PartitionSpec }>
-}
-
-export interface DatasetParticipantOptions {
-  dataset: DatasetConfig
-  group: string
-  workerId: string
-  connection: KafkaConnection
-  autoOffsetReset: 'earliest' | 'latest'
-  wal: WalSettings
-  maxRecordBytes: number
-  table: ParticipantTable
-  admin: KafkaAdmin
-  /** The dead-letter producer: compressing, with bounded retries of its own (DeadLetterSender retries on). */
-  producer: KafkaProducer
-  /** The dead-letter topic's `max.message.bytes` (KafkaAdmin.maxMessageBytes); default 1 MiB. */
-  dlqMaxMessageBytes?: number
-  uploads: UploadQueue
-  /** The dataset's view of the worker's backpressure (DatasetBackpressure), or the worker's monitor. */
-  backpressure: PressureSource
-  send: (message: ControlMessage) => Promise<void>
-  logger: Logger
-  metrics: FloeMetrics
-  phases: PhaseClock
-  sessionTimeoutMs?: number
-  /**
-   * Where a WRITE-STATUS too large for the control topic puts its file list (protocol's
-   * spillFiles): the table's location and a storage that writes there. Without it every status
-   * goes whole.
-   */
-  statusSpill?: { storage: ObjectStorage; tableLocation: string; maxBytes?: number }
-  /** How long a round's WRITE-STATUS waits for partitions still flushing (default 5000 ms). */
-  statusWindowMs?: number
-  /** Wait before a failed partition sync is tried again (default 1000 ms). */
-  syncRetryMs?: number
-  /**
-   * A fatal error in the record loop (shared/errors.ts: a broken invariant, a damaged progress
-   * marker, badRecords: stop, a bug in Floe): the loop stops instead of retrying, and the worker
-   * stops with it.
-   */
-  onFatal?: (error: FloeError) => void
-}
 
 export class DatasetParticipant {
   readonly #o: DatasetParticipantOptions
@@ -119,6 +54,8 @@ export class DatasetParticipant {
   readonly #sweeps: StartSweeps
   /** The dataset's shared WAL and its one queue (`wal.layout: shared`). */
   readonly #shared: SharedLayout | undefined
+  /** A dataset that infers its columns: its schema changes, made between turns of the loop. */
+  readonly #inferred: InferredColumns | undefined
   #running = false
   #ready = false
   #loop: Promise<void> | undefined
@@ -195,7 +132,7 @@ export class DatasetParticipant {
       admin: options.admin,
       uploads: options.uploads,
       reports: this.#reports,
-      decoder: compileDecoder(dataset, { maxRecordBytes: options.maxRecordBytes }),
+      decoder: compileDecoder(dataset, { maxRecordBytes: options.maxRecordBytes }, options.table.schema),
       logger: options.logger,
       metrics: options.metrics,
       phases: options.phases,
@@ -204,6 +141,7 @@ export class DatasetParticipant {
       changed: () => this.#changed(),
     }
     shared?.attach(this.#env)
+    this.#inferred = dataset.inferColumns ? this.#inferredColumns(options.table) : undefined
     // In the shared layout every partition's folder is what the other layout left: none is owned.
     this.#sweeps = new StartSweeps(
       {
@@ -256,10 +194,14 @@ export class DatasetParticipant {
     }
     if (message.body.type === 'StartCommit') {
       this.#sweeps.atStart(message.body)
-      void this.#table.follow(({ schema, spec }) => {
-        for (const slot of this.#slots.values()) slot.useTable(schema, spec)
-        this.#shared?.wal.useTable(schema, spec)
-      })
+      const inferred = this.#inferred
+      if (inferred) void this.#table.follow((shape) => inferred.changed(shape), { adopt: false })
+      else {
+        void this.#table.follow(({ schema, spec }) => {
+          for (const slot of this.#slots.values()) slot.useTable(schema, spec)
+          this.#shared?.wal.useTable(schema, spec)
+        })
+      }
     }
     return Promise.resolve()
   }
@@ -291,6 +233,7 @@ export class DatasetParticipant {
     while (this.#running) {
       try {
         this.#followAssignment()
+        await this.#inferred?.settle()
         this.#ready = true
         const positions = new Map<number, bigint>()
         let paused = false
@@ -320,12 +263,15 @@ export class DatasetParticipant {
           if (!one) continue
           decoded.push([slot, one])
           for (const record of one.batch.bad) bad.push(record)
+          if (one.batch.widening) this.#inferred?.request(one.batch.widening)
         }
         if (bad.length > 0) {
           phases.switchTo('dlq')
           await this.#badRecords.handle(bad)
         }
         for (const [slot, one] of decoded) {
+          // stopped at its first record, for a wider schema: nothing to append
+          if (one.batch.next === one.batch.from) continue
           const counts = await slot.append(one)
           if (!counts) continue
           phases.counts.in += counts.records
@@ -352,6 +298,27 @@ export class DatasetParticipant {
       }
     }
     phases.switchTo('idle')
+  }
+
+  #inferredColumns(table: ParticipantTable): InferredColumns {
+    const { widen } = table
+    if (!widen)
+      throw new FloeError(
+        'INVARIANT_BROKEN',
+        `dataset ${this.#o.dataset.name} infers its columns, but cannot widen its table`,
+      )
+    return new InferredColumns({
+      follower: this.#table,
+      decoder: this.#env.decoder,
+      widen,
+      // every log is asked, even after one failed: a log whose rotation failed takes no appends
+      followTable: async ({ schema, spec }) => {
+        const logs = [...this.#slots.values(), ...(this.#shared ? [this.#shared.wal] : [])]
+        const results = await Promise.allSettled(logs.map((log) => log.followTable(schema, spec)))
+        for (const result of results) if (result.status === 'rejected') throw result.reason
+      },
+      logger: this.#o.logger,
+    })
   }
 
   async #rotateDue(): Promise<void> {

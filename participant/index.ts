@@ -9,6 +9,7 @@ export {
   systemTimers,
   walDiskUsage,
 } from './backpressure/index.ts'
-export { DatasetParticipant, type DatasetParticipantOptions, type ParticipantTable } from './dataset-participant.ts'
+export { DatasetParticipant } from './dataset-participant.ts'
+export type { DatasetParticipantOptions, ParticipantTable } from './participant-options.ts'
 export { Uploader, UploadQueue } from './upload/index.ts'
 export { lockWalDir, processAlive, WAL_LOCK_FILE, type WalLock } from './wal-lock.ts'

@@ -8,8 +8,8 @@ import { describe, type TestContext, test } from 'node:test'
 import { isFloeError } from '../shared/index.ts'
 import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
 import { compileDecoder } from './decode/index.ts'
-import { datasetOf } from './decode/test-support.ts'
-import { PartitionIngest } from './partition-ingest.ts'
+import { datasetOf, inferredOf } from './decode/test-support.ts'
+import { decodeFetched, PartitionIngest } from './partition-ingest.ts'
 import { PartitionLog } from './wal/index.ts'
 
 const dataset = datasetOf({ id: 'id', n: 'n' }, { id: 'string not null', n: 'long' })
@@ -153,5 +153,30 @@ describe('PartitionIngest', () => {
     assert.equal((await readdir(dir)).length, 2)
     await ingest.committed(3n)
     assert.deepEqual(await readdir(dir), [])
+  })
+
+  test('a record the inferred schema cannot take stops the batch at its offset, after the refused ones before it', () => {
+    const inferring = compileDecoder(
+      inferredOf(),
+      { maxRecordBytes: 1024 },
+      {
+        type: 'struct',
+        'schema-id': 0,
+        fields: [{ id: 1, name: 'id', required: false, type: 'string' }],
+      },
+    )
+    const values = ['{"id": "a"}', 'not json', '{"id": "b", "new": 1}', '{"id": "c"}']
+    const decoded = decodeFetched('events', 0, fetched(10n, [batch(10n, values)], 14n), inferring)
+    assert.equal(decoded.next, 12n, 'read again from the record that needs the wider schema')
+    assert.deepEqual(decoded.rows, [{ id: 'a' }])
+    assert.equal(decoded.bad.length, 1)
+    assert.equal(decoded.records, 2)
+    assert.deepEqual(
+      decoded.widening?.map((f) => [f.name, f.type]),
+      [
+        ['id', 'string'],
+        ['new', 'int'],
+      ],
+    )
   })
 })

@@ -3,10 +3,10 @@
 // partition's control machine (machine/) only decides when the runner may append. The chain of
 // ranges itself (its start, origin, log-start jump) is the machine's context; the rotations here
 // are the files that chain holds.
-import type { StructValue } from '../shared/iceberg/index.ts'
+import type { NestedField, StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
-import { BatchCoordinates, batchTimestampMs, type Decoder } from './decode/index.ts'
+import { BatchCoordinates, batchTimestampMs, type Decoder, SchemaWidening } from './decode/index.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
 export interface BadRecord {
@@ -25,6 +25,12 @@ export interface DecodedBatch {
   bad: BadRecord[]
   /** The oldest record timestamp of the batch (ms), for commit-visibility latency. */
   oldestTimestampMs: number | undefined
+  /**
+   * The batch stopped at a record the table's schema cannot take as it is (a dataset that infers
+   * its columns): the fields it suggests. `next` is that record's offset; it is read again once
+   * the schema is widened.
+   */
+  widening?: readonly NestedField[]
 }
 
 function recordOf(topic: string, partition: number, batch: RecordsBatch, index: number): IncomingRecord {
@@ -57,9 +63,11 @@ export function decodeFetched(
   const bad: BadRecord[] = []
   let records = 0
   let oldest: bigint | undefined
+  let next = fetched.next
+  let widening: readonly NestedField[] | undefined
   // one object for every record, and none at all when no column reads a record's coordinates
   const coordinates = decoder.readsCoordinates ? new BatchCoordinates(topic, partition) : undefined
-  for (const batch of fetched.batches) {
+  batches: for (const batch of fetched.batches) {
     // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
     const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
     const list = batch.records
@@ -70,10 +78,17 @@ export function decodeFetched(
     for (let i = 0; i < list.length; i++) {
       const record = list[i]!
       if (record.offsetDelta < skip) continue
-      records++
       try {
         rows.push(decoder.decode(record.value ?? undefined, coordinates?.at(batch, record)))
+        records++
       } catch (error) {
+        if (error instanceof SchemaWidening) {
+          // rows so far go in under the schema of the moment; this record waits for the wider one
+          next = batch.firstOffset + BigInt(record.offsetDelta)
+          widening = error.fields
+          break batches
+        }
+        records++
         // Only the decoder's own refusals make a bad record; anything else is a bug of Floe's,
         // and dead-lettering it would hide it behind the data (and lose good records to it).
         const at = recordOf(topic, partition, batch, i)
@@ -83,7 +98,9 @@ export function decodeFetched(
     }
   }
   const oldestTimestampMs = oldest === undefined ? undefined : Number(oldest)
-  return { from: fetched.from, next: fetched.next, records, rows, bad, oldestTimestampMs }
+  const decoded: DecodedBatch = { from: fetched.from, next, records, rows, bad, oldestTimestampMs }
+  if (widening !== undefined) decoded.widening = widening
+  return decoded
 }
 
 export class PartitionIngest {

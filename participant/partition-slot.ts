@@ -118,6 +118,8 @@ export interface SlotWork extends WalHolder {
   append(ingest: IngestView, batch: DecodedBatch, appendable: () => boolean): Promise<boolean>
   rotateIfDue(): Promise<void>
   useTable(schema: Schema, spec: PartitionSpec): void
+  /** Segments written from now on follow the schema and spec: the open ones are rotated first. */
+  followTable(schema: Schema, spec: PartitionSpec): Promise<void>
 }
 
 /** A fetched batch decoded against the partition's log of the moment (append checks it is still that one). */
@@ -272,6 +274,11 @@ export class PartitionSlot implements WalHolder {
   /** The table's schema or spec changed: segments this partition opens from now on follow them. */
   useTable(schema: Schema, spec: PartitionSpec): void {
     this.#work.useTable(schema, spec)
+  }
+
+  /** Rows appended from now on go into segments of this schema and spec: the open ones rotate first. */
+  followTable(schema: Schema, spec: PartitionSpec): Promise<void> {
+    return this.#work.followTable(schema, spec)
   }
 
   /** Worker shutdown: stop the machine, rotate what is open (kept for recovery), close the WAL. */

@@ -121,6 +121,16 @@ export class PartitionWork implements SlotWork {
       .catch(() => {})
   }
 
+  /** Rows appended from now on go into segments of this schema and spec: the open ones rotate first. */
+  followTable(schema: Schema, spec: PartitionSpec): Promise<void> {
+    return this.#queue.run(async () => {
+      const ingest = this.#ingest
+      if (ingest?.log.state !== 'open') return
+      await ingest.log.useTable(schema, spec)
+      await this.#rotate(ingest, 'schema')
+    })
+  }
+
   /**
    * Positions the partition from the table (invariant 2) and makes the WAL agree with it: the old
    * log (after a resync) lets go of its open segments, recovery keeps the ready files that chain

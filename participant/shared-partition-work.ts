@@ -182,4 +182,7 @@ export class SharedPartitionWork implements SlotWork {
     return Promise.resolve()
   }
   useTable(): void {}
+  followTable(): Promise<void> {
+    return Promise.resolve()
+  }
 }

@@ -304,6 +304,16 @@ export class SharedWal {
       .catch(() => {})
   }
 
+  /** Rows appended from now on go into segments of this schema and spec: what is open is cut first. */
+  followTable(schema: Schema, spec: PartitionSpec): Promise<void> {
+    return this.#queue.run(async () => {
+      const log = this.#log
+      if (log?.state !== 'open') return
+      await log.useTable(schema, spec)
+      await this.#cut(log, 'schema')
+    })
+  }
+
   /** Shutdown: what is open is cut (a restart reuses it), and the log closes. */
   close(): Promise<void> {
     return this.#queue.run(async () => {

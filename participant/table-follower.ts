@@ -42,12 +42,28 @@ export class TableFollower {
     return type
   }
 
+  /** The schema and spec in use: what a log opened now follows. */
+  get shape(): Readonly<TableShape> {
+    return this.#shape
+  }
+
   /**
-   * Reads the table's schema and spec; when they changed, updates the shape and calls `changed`.
+   * Makes `shape` the one in use (a dataset that infers its columns does so itself, when its
+   * decoder and WAL change with it), and remembers its spec's partition type.
+   */
+  adopt(shape: TableShape): void {
+    this.#partitionTypes.set(shape.spec['spec-id'], compilePartitioner(shape.spec, shape.schema).partitionType)
+    this.#shape.schema = shape.schema
+    this.#shape.spec = shape.spec
+  }
+
+  /**
+   * Reads the table's schema and spec; when they changed, updates the shape (unless `adopt` is
+   * false: the caller adopts it) and calls `changed`.
    * Never throws: a table that cannot be read, or a spec this worker cannot partition by (a
    * transform it lacks), keeps the shape in use (files of any spec the table knows commit).
    */
-  async follow(changed: (shape: TableShape) => void): Promise<void> {
+  async follow(changed: (shape: TableShape) => void, options: { adopt: boolean } = { adopt: true }): Promise<void> {
     const current = this.#current
     if (!current || this.#reading) return
     this.#reading = true
@@ -55,7 +71,8 @@ export class TableFollower {
     try {
       const { schema, spec } = await current()
       if (schema['schema-id'] === shape.schema['schema-id'] && spec['spec-id'] === shape.spec['spec-id']) return
-      this.#partitionTypes.set(spec['spec-id'], compilePartitioner(spec, schema).partitionType)
+      // throws for a spec this worker cannot partition by, before anything changes
+      compilePartitioner(spec, schema)
       this.#logger.info(
         {
           schemaId: schema['schema-id'],
@@ -65,8 +82,7 @@ export class TableFollower {
         },
         'the table changed: new segments follow its schema and partition spec',
       )
-      shape.schema = schema
-      shape.spec = spec
+      if (options.adopt) this.adopt({ schema, spec })
       changed({ schema, spec })
     } catch (error) {
       this.#logger.warn(

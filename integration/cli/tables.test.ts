@@ -4,9 +4,11 @@
 // duplicate key in iceberg_namespace_properties) instead of a 409; that must not stop a worker.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { ensureDatasetTable } from '../../cli/tables.ts'
+import { ensureDatasetTable, widenTable } from '../../cli/tables.ts'
 import { type Catalog, openCatalog } from '../../shared/catalog/index.ts'
 import { parseConfig } from '../../shared/config/index.ts'
+import type { NestedField } from '../../shared/iceberg/index.ts'
+import { currentSchema } from '../../shared/iceberg/metadata/index.ts'
 import { endpoints, uniqueName } from '../harness.ts'
 
 function datasetOn(table: string, evolved = false) {
@@ -79,6 +81,48 @@ describe('a dataset table made ready by workers starting together', () => {
           [2, 'note', false],
         ],
       )
+    }
+  })
+
+  test('a dataset that infers its columns: workers widening the table at once each add a field once', async () => {
+    const table = `${uniqueName('it_ns_widen')}.events`
+    const inferred = parseConfig(
+      `kafka: {brokers: [127.0.0.1:9092]}
+catalog: {type: rest, uri: ${endpoints().rest.uri}}
+ingestion: {wal: {dir: /tmp/unused}}
+datasets:
+  - {name: events, topic: events, table: ${table}, badRecords: skip, timestampFields: [at]}
+`,
+      'floe.yaml',
+      {},
+    ).datasets[0]!
+    await ensureDatasetTable(catalogs[0]!, inferred)
+    const field = (name: string, type: NestedField['type']): NestedField => ({ id: 0, name, required: false, type })
+    // what six workers' records brought: a field all of them met, one of three others, a nested one
+    const requests = catalogs.map((_, i) => [
+      field('shared', 'string'),
+      field(`only_${i % 3}`, 'long'),
+      field('ctx', { type: 'struct', fields: [field(`seen_${i % 2}`, 'boolean')] }),
+    ])
+    const added: string[] = []
+    const results = await Promise.allSettled(
+      catalogs.map((catalog, i) =>
+        widenTable(catalog, inferred, [requests[i]!], (change) => added.push(...change.added)),
+      ),
+    )
+    assert.deepEqual(
+      results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])),
+      [],
+    )
+    const { metadata } = await catalogs[0]!.loadTable({ namespace: [table.split('.')[0]!], name: 'events' })
+    const fields = currentSchema(metadata).fields
+    assert.deepEqual(fields.map((f) => f.name).sort(), ['at', 'ctx', 'only_0', 'only_1', 'only_2', 'shared'])
+    const ctx = fields.find((f) => f.name === 'ctx')?.type
+    assert.ok(typeof ctx === 'object' && ctx.type === 'struct')
+    assert.deepEqual(ctx.fields.map((f) => f.name).sort(), ['seen_0', 'seen_1'])
+    // every column added by exactly one commit, whoever made it
+    for (const name of ['shared', 'only_0', 'only_1', 'only_2', 'ctx']) {
+      assert.equal(added.filter((a) => a === name).length, 1, `${name} added once`)
     }
   })
 })

@@ -65,25 +65,32 @@ export function benchEvent(i: number): Buffer {
 
 /** The benchmarks' dataset: `topic` through the 12-column mapping, bad records skipped. */
 export function benchDataset(topic = 'bench', brokers = ['127.0.0.1:9092']): DatasetConfig {
-  const [configured] = parseConfig(
+  return configured(topic, brokers, { customMapping: benchMapping, schema: benchSchema })
+}
+
+/**
+ * The same topic into a dataset that infers its columns (no mapping): every field of the event
+ * becomes a column (nested objects as structs), `timestamp` a timestamptz, and `details.amount`
+ * declared a double (its first value, 0, would make an integer column that 0.01 cannot enter).
+ */
+export function benchInferredDataset(topic = 'bench', brokers = ['127.0.0.1:9092']): DatasetConfig {
+  return configured(topic, brokers, {
+    schema: { details: 'struct<amount: double>' },
+    timestampFields: ['timestamp'],
+  })
+}
+
+function configured(topic: string, brokers: string[], columns: Record<string, unknown>): DatasetConfig {
+  const [dataset] = parseConfig(
     JSON.stringify({
       kafka: { brokers },
       catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
       ingestion: { wal: { dir: '/unused' } },
-      datasets: [
-        {
-          name: 'bench',
-          topic,
-          table: 'bench.events',
-          customMapping: benchMapping,
-          schema: benchSchema,
-          badRecords: 'skip',
-        },
-      ],
+      datasets: [{ name: 'bench', topic, table: 'bench.events', badRecords: 'skip', ...columns }],
     }),
     'bench',
     {},
   ).datasets
-  if (!configured) throw new Error('no dataset')
-  return configured
+  if (!dataset) throw new Error('no dataset')
+  return dataset
 }

@@ -15,7 +15,7 @@
 // significant digits: every decimal of at most 15 digits survives the double exactly, beyond that
 // it may not (12345678901234567890 arrives as 12345678901234567000). A string is read exactly.
 import { type DatasetConfig, parseKafkaSource } from '../../shared/config/index.ts'
-import type { IcebergType, PrimitiveType, StructValue } from '../../shared/iceberg/index.ts'
+import type { IcebergType, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
 import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
 import { compileKafkaColumn, type RecordCoordinates } from './kafka-columns.ts'
@@ -30,8 +30,8 @@ import {
   walkOwnPath,
   walkPath,
 } from './mapping.ts'
+import { parseJsonObject, refuseTooLarge } from './parse.ts'
 import { malformed } from './reasons.ts'
-import { utf8Text, withinDepth } from './text.ts'
 
 export interface DecoderOptions {
   /** A record longer than this (bytes) is refused as too-large: `ingestion.maxRecordBytes`. */
@@ -57,6 +57,11 @@ export interface Decoder {
    * `record`: the record's coordinates, needed when readsCoordinates.
    */
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue
+  /**
+   * A decoder whose columns follow the table (a dataset that infers them): decode by this schema
+   * from now on. Its decode throws SchemaWidening for a record the schema cannot take as it is.
+   */
+  useSchema?(schema: Schema): void
 }
 
 export const DEFAULT_MAX_DEPTH = 64
@@ -147,7 +152,7 @@ export class RecordDecoder implements Decoder {
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
     if (this.#coordinatesOnly) {
       // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
-      if (value !== undefined) this.#refuseTooLarge(value)
+      if (value !== undefined) refuseTooLarge(value, this.#maxRecordBytes)
       this.map(NOTHING_PARSED, record)
     } else {
       this.map(this.parse(value), record)
@@ -157,33 +162,7 @@ export class RecordDecoder implements Decoder {
 
   /** Bytes -> the parsed top-level JSON object. Public for the benchmark's split. */
   parse(value: Buffer | undefined): object {
-    if (value === undefined || value.length === 0) {
-      throw malformed('empty', 'record has no value (a tombstone or zero bytes)')
-    }
-    this.#refuseTooLarge(value)
-    const text = utf8Text(value)
-    if (text === undefined) throw malformed('invalid-utf8', 'record is not valid UTF-8')
-    if (!withinDepth(text, this.#maxDepth)) {
-      throw malformed('too-deep', `record nests JSON deeper than ${this.#maxDepth} levels`, {
-        details: { maxDepth: this.#maxDepth },
-      })
-    }
-    let data: unknown
-    // A SyntaxError of bad text needs no stack (it becomes a RECORD_MALFORMED at once), and
-    // capturing one costs more than parsing a good record.
-    const stackTraceLimit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
-    try {
-      data = JSON.parse(text)
-    } catch (error) {
-      throw malformed('not-json', `record is not JSON: ${messageOf(error)}`, { cause: error })
-    } finally {
-      Error.stackTraceLimit = stackTraceLimit
-    }
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw malformed('not-object', `record is JSON ${jsonKind(data)}, not an object`)
-    }
-    return data
+    return parseJsonObject(value, this.#maxRecordBytes, this.#maxDepth)
   }
 
   /** Evaluates every column's expression into the scratch array. Public for the benchmark's split. */
@@ -224,15 +203,6 @@ export class RecordDecoder implements Decoder {
     return row
   }
 
-  #refuseTooLarge(value: Buffer): void {
-    if (value.length <= this.#maxRecordBytes) return
-    throw malformed(
-      'too-large',
-      `record of ${value.length} bytes is larger than ingestion.maxRecordBytes (${this.#maxRecordBytes})`,
-      { details: { bytes: value.length, maxRecordBytes: this.#maxRecordBytes } },
-    )
-  }
-
   #interpret(i: number, data: object): unknown {
     try {
       return interpret(this.#nodes[i]!, data)
@@ -261,16 +231,6 @@ export class RecordDecoder implements Decoder {
     // Anything else thrown by a converter is a bug of Floe's, not a fact about the record: as it is.
     return error
   }
-}
-
-export function compileDecoder(dataset: DatasetConfig, options: DecoderOptions): Decoder {
-  return new RecordDecoder(dataset, options)
-}
-
-function jsonKind(json: unknown): string {
-  if (json === null) return 'null'
-  if (Array.isArray(json)) return 'array'
-  return typeof json
 }
 
 function isDecimal(type: IcebergType): type is PrimitiveType {

@@ -20,6 +20,11 @@ export function datasetOf(
   })
 }
 
+/** A dataset that infers its columns (no customMapping, no schema). */
+export function inferredOf(keys: Record<string, unknown> = {}): DatasetConfig {
+  return parsedDataset(keys)
+}
+
 function parsedDataset(keys: Record<string, unknown>): DatasetConfig {
   const file = {
     kafka: { brokers: ['127.0.0.1:9092'] },

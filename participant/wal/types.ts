@@ -6,7 +6,8 @@ import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
  * Why a rotation happened. The log itself reports the first three (rotationDue); the caller
  * rotates for the rest. 'recovered' marks files kept from before a restart; 'resync' closes the
  * open segments before the partition is positioned again from the table (recovery then keeps them
- * if they start at its offset).
+ * if they start at its offset). 'schema' closes segments written under a schema the table has
+ * widened for the records that follow (a dataset that infers its columns).
  */
 export type RotationReason =
   | 'size'
@@ -18,6 +19,7 @@ export type RotationReason =
   | 'memory'
   | 'recovered'
   | 'resync'
+  | 'schema'
 
 /** One closed, fsynced, renamed WAL segment: an Iceberg data file waiting for upload and commit. */
 export interface ReadySegment {

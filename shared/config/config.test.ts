@@ -379,7 +379,7 @@ describe('the configuration file', () => {
       'a mapped dataset without a schema',
       base.replace(/ {4}schema:\n( {6}.*\n)+/, ''),
       {},
-      /datasets\[0\]\.schema: name the table's columns and their types \(or set mode: raw\)/,
+      /datasets\[0\]\.schema: name the type of each mapped column \(or leave out customMapping, to infer the columns\)/,
     ],
     [
       'a list of headers whose structs are not key and value',

@@ -16,6 +16,11 @@ export interface DatasetConfig extends Omit<RawDataset, 'badRecords' | 'customMa
   badRecords: BadRecordsChoice
   /** Column -> JMESPath or `$kafka.*` source; in raw mode, the archive's fixed columns (RAW_ARCHIVE). */
   customMapping: Record<string, string>
+  /**
+   * The columns come from the records (no customMapping): customMapping and schema then hold only
+   * the columns known at start (schema's, top-level timestampFields, `$kafka` partition sources).
+   */
+  inferColumns: boolean
   /** Column -> type, as the operator writes it. */
   schema: Record<string, string>
   partitionSpec: string[]
@@ -110,6 +115,9 @@ type Layout = Pick<DatasetConfig, 'customMapping' | 'schema' | 'partitionSpec'>
 /** The columns, their sources and the partition spec the dataset's mode gives it. */
 function layoutOf(raw: RawDataset, at: string): Layout {
   if (raw.mode === 'raw') {
+    if (raw.timestampFields.length > 0) {
+      invalid(`${at}.timestampFields`, 'a raw dataset stores each value as bytes: remove timestampFields')
+    }
     for (const key of ['customMapping', 'schema'] as const) {
       if (raw[key] !== undefined) {
         invalid(
@@ -125,11 +133,37 @@ function layoutOf(raw: RawDataset, at: string): Layout {
       partitionSpec: raw.partitionSpec ?? RAW_ARCHIVE_SPEC,
     }
   }
-  if (raw.schema === undefined) invalid(`${at}.schema`, "name the table's columns and their types (or set mode: raw)")
-  if (raw.customMapping === undefined) {
-    invalid(`${at}.customMapping`, 'give each column of schema its JMESPath expression (or set mode: raw)')
+  if (raw.customMapping === undefined) return inferredLayout(raw, at)
+  if (raw.schema === undefined) {
+    invalid(`${at}.schema`, 'name the type of each mapped column (or leave out customMapping, to infer the columns)')
+  }
+  if (raw.timestampFields.length > 0) {
+    invalid(
+      `${at}.timestampFields`,
+      'only a dataset that infers its columns reads it: give a mapped column the type timestamptz',
+    )
   }
   return { customMapping: raw.customMapping, schema: raw.schema, partitionSpec: raw.partitionSpec ?? [] }
+}
+
+/**
+ * A dataset that infers its columns starts with the columns its schema declares (a type inference
+ * could not guess from a first value: `amount: double` for a field that may come as 0) and its
+ * top-level timestampFields, so a partition spec can use them; every other column is added as
+ * records bring it. Each column reads the record's field of its name. A field name with a dot would
+ * read as a path, in timestampFields and in Iceberg's own column references alike.
+ */
+function inferredLayout(raw: RawDataset, at: string): Layout {
+  const schema: Record<string, string> = { ...raw.schema }
+  for (const [i, path] of raw.timestampFields.entries()) {
+    const names = path.split('.')
+    if (names.some((name) => name === '')) invalid(`${at}.timestampFields[${i}]`, `'${path}' has an empty name`)
+    if (names.length > 1) continue
+    if (path in schema) invalid(`${at}.timestampFields[${i}]`, `${path} is declared in schema too: keep one`)
+    schema[path] = 'timestamptz'
+  }
+  const customMapping = Object.fromEntries(Object.keys(schema).map((name) => [name, JSON.stringify(name)]))
+  return { customMapping, schema, partitionSpec: raw.partitionSpec ?? [] }
 }
 
 // The column a partition transform of a `$kafka` source adds when no column is mapped from it:
@@ -189,8 +223,9 @@ function sameSource(a: KafkaSource | Error | undefined, b: KafkaSource): boolean
 export function resolveDataset(input: RawDataset, index: number): DatasetConfig {
   const at = `datasets[${index}]`
   const raw = { ...input, ...partitionByKafkaSources(layoutOf(input, at), at) }
+  const inferColumns = input.mode === 'mapped' && input.customMapping === undefined
   const columns = Object.keys(raw.schema)
-  if (columns.length === 0) invalid(`${at}.schema`, 'name at least one column')
+  if (columns.length === 0 && !inferColumns) invalid(`${at}.schema`, 'name at least one column')
   for (const column of Object.keys(raw.customMapping)) {
     if (!(column in raw.schema)) invalid(`${at}.customMapping.${column}`, 'no such column in schema')
   }
@@ -232,7 +267,14 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
     if (!match) invalid(path, `expected transform(column) or a column, got '${entry}'`)
     const { transform, column, width } = parsePartitionEntry(match)
     const source = fields.find((f) => f.name === column)
-    if (!source) invalid(path, `no such column: ${column}`)
+    if (!source) {
+      invalid(
+        path,
+        inferColumns
+          ? `no column ${column} at start: a dataset that infers its columns partitions by its top-level timestampFields or a $kafka source`
+          : `no such column: ${column}`,
+      )
+    }
     if (width !== undefined && width < 1) invalid(path, 'width must be at least 1')
     checkTransform(path, transform, column, source.type)
     const name = `${column}${suffixes[transform.replace(/\[.*$/, '')] ?? ''}`
@@ -254,6 +296,7 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
   return {
     ...raw,
     badRecords: badRecordsOf(raw, at),
+    inferColumns,
     namespace: parts.slice(0, -1),
     tableName: parts.at(-1) ?? raw.table,
     icebergSchema,

@@ -334,8 +334,20 @@ export const datasetSchema = z
      * in columns Floe fixes (datasets.ts); customMapping and schema are then refused.
      */
     mode: z.enum(['mapped', 'raw']).default('mapped'),
+    /**
+     * Column -> JMESPath (or `$kafka.*`) and column -> type. Leave customMapping out and the dataset
+     * infers its columns from the records: each new field is added to the table, as an optional
+     * column, before the first row that has it is written; `schema` then declares the columns (by
+     * field name) whose type the first values could not tell (`amount: double`).
+     */
     customMapping: z.record(z.string(), z.string().min(1)).optional(),
     schema: z.record(z.string(), z.string().min(1)).optional(),
+    /**
+     * A dataset that infers its columns: the fields (top-level names, or dotted paths into nested
+     * objects) whose strings are ISO-8601 timestamps, stored as timestamptz instead of string.
+     * Top-level ones are columns from the start, so partitionSpec may use them (day(event_time)).
+     */
+    timestampFields: z.array(z.string().min(1)).default([]),
     /**
      * `none` (the default): a table without a configured column, or with it of another type, is
      * refused at start. `addColumns`: the worker adds the missing columns (optional) and widens

@@ -117,6 +117,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset', 'reason'],
       registers,
     }),
+    schemaChanges: new Counter({
+      name: 'floe_schema_changes_total',
+      help: 'Schema changes this worker committed for fields records brought (a dataset that infers its columns)',
+      labelNames: ['dataset'],
+      registers,
+    }),
     paused: new Gauge({
       name: 'floe_paused',
       help: '1 while consuming is paused, by reason',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { NestedField, Schema } from '../types.ts'
 import { newTableMetadata } from './create.ts'
-import { canPromote, describeSchemaChange, planSchemaChange } from './evolve.ts'
+import { canPromote, describeSchemaChange, planSchemaChange, planWidening, widenFields } from './evolve.ts'
 import { currentSchema } from './lookup.ts'
 import { applyUpdates } from './updates.ts'
 
@@ -92,5 +92,114 @@ describe('planning a schema change', () => {
     assert.equal(canPromote('double', 'float'), false)
     assert.equal(canPromote('float', 'double'), true)
     assert.equal(canPromote('decimal(12, 2)', 'decimal(9, 2)'), false)
+  })
+})
+
+describe('widening a schema for inferred fields', () => {
+  const nested: Schema = {
+    type: 'struct',
+    'schema-id': 0,
+    fields: [
+      { id: 1, name: 'id', required: false, type: 'int' },
+      {
+        id: 2,
+        name: 'user',
+        required: false,
+        type: { type: 'struct', fields: [{ id: 3, name: 'name', required: false, type: 'string' }] },
+      },
+      {
+        id: 4,
+        name: 'items',
+        required: false,
+        type: {
+          type: 'list',
+          'element-id': 5,
+          'element-required': false,
+          element: { type: 'struct', fields: [{ id: 6, name: 'sku', required: false, type: 'string' }] },
+        },
+      },
+    ],
+  }
+  // a new table numbers its fields breadth first: id 1, user 2, items 3, user.name 4, element 5, sku 6
+  const base = newTableMetadata({ location: 'file:///t', schema: nested, nowMs: 0 })
+  const list = (element: NestedField['type']): NestedField['type'] => ({
+    type: 'list',
+    'element-id': 0,
+    'element-required': false,
+    element,
+  })
+
+  test('fields the table has, with their types, change nothing: the same array comes back', () => {
+    const fields = currentSchema(base).fields
+    assert.equal(widenFields(fields, [field('id', 'int'), field('user', { type: 'struct', fields: [] })]), fields)
+    assert.equal(planWidening(base, [field('id', 'int')]).commit, undefined)
+  })
+
+  test('adds fields at any depth with fresh ids, widens int to long, and leaves other mismatches alone', () => {
+    const change = planWidening(base, [
+      field('id', 'long'),
+      field('user', { type: 'struct', fields: [field('name', 'int'), field('age', 'int')] }),
+      field('items', list({ type: 'struct', fields: [field('qty', 'int')] })),
+      field('seen', list({ type: 'struct', fields: [field('at', 'timestamptz')] })),
+    ])
+    assert.deepEqual(change.added, ['user.age', 'items.element.qty', 'seen'])
+    assert.deepEqual(change.promoted, [{ column: 'id', from: 'int', to: 'long' }])
+    assert.ok(change.commit)
+    const evolved = applyUpdates(base, change.commit.updates, 1)
+    const schema = currentSchema(evolved)
+    assert.equal(schema['schema-id'], 1)
+    assert.equal(evolved['last-column-id'], 11)
+    assert.deepEqual(schema.fields[0], { id: 1, name: 'id', required: false, type: 'long' })
+    assert.deepEqual(schema.fields[1]?.type, {
+      type: 'struct',
+      fields: [
+        { id: 4, name: 'name', required: false, type: 'string' },
+        { id: 7, name: 'age', required: false, type: 'int' },
+      ],
+    })
+    const items = schema.fields[2]?.type
+    assert.ok(typeof items === 'object' && items.type === 'list' && typeof items.element === 'object')
+    assert.deepEqual(items.element, {
+      type: 'struct',
+      fields: [
+        { id: 6, name: 'sku', required: false, type: 'string' },
+        { id: 8, name: 'qty', required: false, type: 'int' },
+      ],
+    })
+    assert.deepEqual(schema.fields[3], {
+      id: 9,
+      name: 'seen',
+      required: false,
+      type: {
+        type: 'list',
+        'element-id': 10,
+        'element-required': false,
+        element: { type: 'struct', fields: [{ id: 11, name: 'at', required: false, type: 'timestamptz' }] },
+      },
+    })
+    assert.deepEqual(change.commit.requirements, [
+      { type: 'assert-current-schema-id', 'current-schema-id': 0 },
+      { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 6 },
+    ])
+  })
+
+  test('planned again on a table another writer widened, only what is still missing is added', () => {
+    const first = planWidening(base, [field('age', 'int')])
+    assert.ok(first.commit)
+    const widened = applyUpdates(base, first.commit.updates, 1)
+    const again = planWidening(widened, [field('age', 'int'), field('city', 'string')])
+    assert.deepEqual(again.added, ['city'])
+    assert.ok(again.commit)
+    const fields = currentSchema(applyUpdates(widened, again.commit.updates, 2)).fields
+    assert.deepEqual(
+      fields.map((f) => [f.id, f.name]),
+      [
+        [1, 'id'],
+        [2, 'user'],
+        [3, 'items'],
+        [7, 'age'],
+        [8, 'city'],
+      ],
+    )
   })
 })

@@ -94,3 +94,110 @@ export function describeSchemaChange(change: SchemaChange): string {
   }
   return parts.join('; ')
 }
+
+/**
+ * The table's fields widened to take `wanted` (a schema inferred from records, its new parts
+ * numbered 0): fields it lacks are added, at any depth, as optional; an int becomes a long where
+ * `wanted` has a long. Nothing else changes: another type mismatch is left for the value's
+ * converter to refuse. Returns `fields` itself when nothing widens, so callers compare by identity.
+ */
+export function widenFields(
+  fields: readonly NestedField[],
+  wanted: readonly NestedField[],
+  path = '',
+  change?: Pick<SchemaChange, 'added' | 'promoted'>,
+): readonly NestedField[] {
+  let widened: NestedField[] | undefined
+  for (const field of wanted) {
+    const at = fields.findIndex((f) => f.name === field.name)
+    const name = `${path}${field.name}`
+    if (at === -1) {
+      widened ??= [...fields]
+      widened.push({ ...field, required: false })
+      change?.added.push(name)
+      continue
+    }
+    const existing = (widened ?? fields)[at] as NestedField
+    const type = widenType(existing.type, field.type, name, change)
+    if (type === existing.type) continue
+    widened ??= [...fields]
+    widened[at] = { ...existing, type }
+  }
+  return widened ?? fields
+}
+
+function widenType(
+  existing: IcebergType,
+  wanted: IcebergType,
+  name: string,
+  change: Pick<SchemaChange, 'added' | 'promoted'> | undefined,
+): IcebergType {
+  if (isPrimitive(existing) || isPrimitive(wanted)) {
+    if (existing !== 'int' || wanted !== 'long') return existing
+    change?.promoted.push({ column: name, from: 'int', to: 'long' })
+    return 'long'
+  }
+  if (existing.type === 'struct' && wanted.type === 'struct') {
+    const fields = widenFields(existing.fields, wanted.fields, `${name}.`, change)
+    return fields === existing.fields ? existing : { ...existing, fields: [...fields] }
+  }
+  if (existing.type === 'list' && wanted.type === 'list') {
+    const element = widenType(existing.element, wanted.element, `${name}.element`, change)
+    return element === existing.element ? existing : { ...existing, element }
+  }
+  return existing
+}
+
+/**
+ * The commit that widens the table's current schema to take `wanted` (widenFields), with fresh
+ * ids for every added part; no commit when the table takes it already (another writer widened it).
+ */
+export function planWidening(metadata: TableMetadata, wanted: readonly NestedField[]): SchemaChange {
+  const schema = currentSchema(metadata)
+  const change: SchemaChange = { added: [], promoted: [], commit: undefined }
+  const widened = widenFields(schema.fields, wanted, '', change)
+  if (widened === schema.fields) return change
+  // Only the added parts carry id 0: renumbering the whole schema from last-column-id would also
+  // move the ids of fields the table has, so each added part is numbered on its own, in order.
+  let last = metadata['last-column-id']
+  const numbered = numberAdded(widened, (type) => {
+    const fresh = assignFreshIds(
+      { type: 'struct', 'schema-id': 0, fields: [{ id: 0, name: '_', required: false, type }] },
+      last,
+    )
+    last = fresh.lastColumnId
+    return fresh.schema.fields[0] as NestedField
+  })
+  const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
+  const evolved: Schema = { ...schema, 'schema-id': schemaId, fields: numbered }
+  change.commit = {
+    requirements: [
+      { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
+      { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': metadata['last-column-id'] },
+    ],
+    updates: [
+      { action: 'add-schema', schema: evolved, 'last-column-id': last },
+      { action: 'set-current-schema', 'schema-id': -1 },
+    ],
+  }
+  return change
+}
+
+/** Gives every field numbered 0 (an added one) fresh ids, its nested parts included. */
+function numberAdded(fields: readonly NestedField[], fresh: (type: IcebergType) => NestedField): NestedField[] {
+  return fields.map((field) => {
+    if (field.id === 0) {
+      const numbered = fresh(field.type)
+      return { ...field, id: numbered.id, type: numbered.type }
+    }
+    if (isPrimitive(field.type)) return field
+    return { ...field, type: numberAddedIn(field.type, fresh) }
+  })
+}
+
+function numberAddedIn(type: Exclude<IcebergType, string>, fresh: (type: IcebergType) => NestedField): IcebergType {
+  if (type.type === 'struct') return { ...type, fields: numberAdded(type.fields, fresh) }
+  if (type.type === 'list' && !isPrimitive(type.element))
+    return { ...type, element: numberAddedIn(type.element, fresh) }
+  return type
+}

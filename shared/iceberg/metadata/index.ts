@@ -10,7 +10,15 @@ export type {
   UnboundPartitionSpec,
 } from './changes.ts'
 export { assignFreshIds, type FreshSchema, type NewTableMetadataOptions, newTableMetadata } from './create.ts'
-export { canPromote, describeSchemaChange, planSchemaChange, type SchemaChange, sameType } from './evolve.ts'
+export {
+  canPromote,
+  describeSchemaChange,
+  planSchemaChange,
+  planWidening,
+  type SchemaChange,
+  sameType,
+  widenFields,
+} from './evolve.ts'
 export { dataDirectory, metadataDirectory, metadataFileLocation, metadataFileVersion } from './location.ts'
 export {
   ancestorsOf,

@@ -1,0 +1,78 @@
+// The table's schema as a dataset that infers its columns moves it: between two turns of the
+// record loop, never inside one. A record the schema cannot take stops its partition's batch there
+// (decodeFetched); after the turn's appends, every such record's fields are committed to the table
+// as one widened schema (`widen`, the catalog's), and then the decoder, the WAL and the slots'
+// environment change to it together: the open segments are rotated first, so a segment never holds
+// rows of two schemas, and no row reaches a segment whose schema lacks its fields.
+//
+// A change another worker (or engine) made is read at START-COMMIT like any dataset's, and waits
+// here for the loop too: until it is applied, this worker's rows keep the schema they were
+// decoded under, in segments of that schema.
+import type { NestedField } from '../shared/iceberg/index.ts'
+import type { Logger } from '../shared/telemetry/index.ts'
+import type { Decoder } from './decode/index.ts'
+import type { TableFollower, TableShape } from './table-follower.ts'
+
+export interface InferredColumnsOptions {
+  follower: TableFollower
+  decoder: Decoder
+  /** Commits the table's schema widened to take every request; resolves to the table's schema and spec after it. */
+  widen(requests: readonly (readonly NestedField[])[]): Promise<TableShape>
+  /** Makes every open log rotate and follow the shape (each slot's, or the shared WAL). */
+  followTable(shape: TableShape): Promise<void>
+  logger: Logger
+}
+
+export class InferredColumns {
+  readonly #o: InferredColumnsOptions
+  #requests: (readonly NestedField[])[] = []
+  /** A change read from the table, not yet applied. */
+  #read: TableShape | undefined
+
+  constructor(options: InferredColumnsOptions) {
+    this.#o = options
+  }
+
+  /** A batch stopped at a record that needs these fields (the turn's appends go first). */
+  request(fields: readonly NestedField[]): void {
+    this.#requests.push(fields)
+  }
+
+  /** The table changed (read at START-COMMIT): applied at the loop's next turn. */
+  changed(shape: TableShape): void {
+    this.#read = shape
+  }
+
+  /** Whether the loop has something to apply before it fetches again. */
+  get pending(): boolean {
+    return this.#requests.length > 0 || this.#read !== undefined
+  }
+
+  /**
+   * Commits the requested widening, if any, and applies the table's schema of the moment. A failure
+   * (the catalog down) throws and leaves the requests: the stopped partitions read nothing until a
+   * later turn succeeds, the others' rows keep the schema in use.
+   */
+  async settle(): Promise<void> {
+    if (!this.pending) return
+    let shape = this.#read
+    if (this.#requests.length > 0) {
+      shape = await this.#o.widen(this.#requests)
+      this.#requests = []
+    }
+    this.#read = undefined
+    if (!shape) return
+    const { follower, decoder } = this.#o
+    const current = follower.shape
+    if (shape.schema['schema-id'] === current.schema['schema-id'] && shape.spec['spec-id'] === current.spec['spec-id'])
+      return
+    // Adopted before the WAL rotates: a log a sync opens meanwhile follows the new shape, as the decoder does.
+    follower.adopt(shape)
+    decoder.useSchema?.(shape.schema)
+    this.#o.logger.info(
+      { schemaId: shape.schema['schema-id'], columns: shape.schema.fields.length },
+      'records decode and segments open under the widened schema',
+    )
+    await this.#o.followTable(shape)
+  }
+}
