@@ -318,6 +318,7 @@ export class DatasetParticipant {
         for (const result of results) if (result.status === 'rejected') throw result.reason
       },
       logger: this.#o.logger,
+      phases: this.#o.phases,
     })
   }
 

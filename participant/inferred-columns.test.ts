@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { NestedField, PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError } from '../shared/index.ts'
-import { silentLogger } from '../shared/telemetry/index.ts'
+import { PhaseClock, silentLogger } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
 import { InferredColumns } from './inferred-columns.ts'
 import { TableFollower, type TableShape } from './table-follower.ts'
@@ -33,6 +33,7 @@ function setup(widen: (requests: readonly (readonly NestedField[])[]) => Promise
       events.push(`logs ${schema['schema-id']}, shape ${shape.schema['schema-id']}`)
     },
     logger: silentLogger,
+    phases: new PhaseClock(),
   })
   return { columns, events, shape }
 }

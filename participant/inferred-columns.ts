@@ -9,7 +9,7 @@
 // here for the loop too: until it is applied, this worker's rows keep the schema they were
 // decoded under, in segments of that schema.
 import type { NestedField } from '../shared/iceberg/index.ts'
-import type { Logger } from '../shared/telemetry/index.ts'
+import type { Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
 import type { TableFollower, TableShape } from './table-follower.ts'
 
@@ -21,6 +21,7 @@ export interface InferredColumnsOptions {
   /** Makes every open log rotate and follow the shape (each slot's, or the shared WAL). */
   followTable(shape: TableShape): Promise<void>
   logger: Logger
+  phases: PhaseClock
 }
 
 export class InferredColumns {
@@ -55,6 +56,7 @@ export class InferredColumns {
    */
   async settle(): Promise<void> {
     if (!this.pending) return
+    this.#o.phases.switchTo('schema')
     let shape = this.#read
     if (this.#requests.length > 0) {
       shape = await this.#o.widen(this.#requests)

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { KafkaAdmin, KafkaProducer, type OutgoingRecord } from '../../shared/kafka/index.ts'
 import { WorkerProcess } from '../e2e/fleet.ts'
 import { endpoints, stackConfigYaml, uniqueName, type VerifyResult, verifyTable } from '../harness.ts'
-import { fuzzMapping, fuzzSchema, HostileGenerator } from './generator.ts'
+import { fuzzMapping, fuzzSchema, HostileGenerator, inferredHostileKinds } from './generator.ts'
 
 export interface FuzzOptions {
   records: number
@@ -32,6 +32,11 @@ export interface FuzzOptions {
   timeoutMs?: number
   /** Called as the run goes, for the bench's progress lines. */
   progress?: (line: string) => void
+  /**
+   * `mapped` (default): the fuzz mapping. `inferred`: a dataset that infers its columns (ts a
+   * timestamptz, amount declared double), fed the inferred hostile kinds too, after 100 good events.
+   */
+  columns?: 'mapped' | 'inferred'
 }
 
 export interface FuzzResult {
@@ -152,6 +157,7 @@ async function run(options: FuzzOptions, cleanups: (() => Promise<void>)[]): Pro
     maxRecordBytes,
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.oversizeShare === undefined ? {} : { oversizeShare: options.oversizeShare }),
+    ...(options.columns === 'inferred' ? { kinds: inferredHostileKinds, goodFirst: 100 } : {}),
   })
   const goodIds: string[] = []
   const producer = new KafkaProducer(connection, { compression: 'zstd' })
@@ -196,9 +202,11 @@ datasets:
   - name: fuzz
     topic: ${topic}
     table: ${table}
-    customMapping: ${JSON.stringify(fuzzMapping)}
-    schema: ${JSON.stringify(fuzzSchema)}
-    dlqTopic: ${dlqTopic}
+${
+  options.columns === 'inferred'
+    ? '    timestampFields: [ts]\n    schema: {amount: double}\n'
+    : `    customMapping: ${JSON.stringify(fuzzMapping)}\n    schema: ${JSON.stringify(fuzzSchema)}\n`
+}    dlqTopic: ${dlqTopic}
 log:
   level: info
 `,

@@ -55,7 +55,13 @@ export const hostileKinds = [
   'tombstone',
 ] as const
 
-export type HostileKind = (typeof hostileKinds)[number]
+/**
+ * For a dataset that infers its columns, two more: field names that cannot be columns, and records
+ * that each bring 25 new fields (a producer writing ids as keys), until the table's field limit.
+ */
+export const inferredHostileKinds = [...hostileKinds, 'unusable-field-name', 'many-new-fields'] as const
+
+export type HostileKind = (typeof inferredHostileKinds)[number]
 
 export interface FuzzRecord {
   key: Buffer
@@ -89,6 +95,13 @@ export interface GeneratorOptions {
   maxRecordBytes: number
   /** Oversize records cost that many bytes each: the share of hostile picks that keep one (default 0.05). */
   oversizeShare?: number
+  /** The hostile shapes to pick from (default hostileKinds). */
+  kinds?: readonly HostileKind[]
+  /**
+   * So many records first are good (default 0): a dataset that infers its columns takes their
+   * types from the first values, as it would from a stream that starts well.
+   */
+  goodFirst?: number
 }
 
 export class HostileGenerator {
@@ -105,11 +118,12 @@ export class HostileGenerator {
   /** The next record: good with probability 1 - hostileRate. */
   next(): FuzzRecord {
     const serial = this.#serial++
-    if (this.#rand() >= this.#o.hostileRate) return this.#goodRecord(serial)
+    if (this.#rand() >= this.#o.hostileRate || serial < (this.#o.goodFirst ?? 0)) return this.#goodRecord(serial)
     // Oversize records cost megabytes each: only a share of the picks that land on one keep it.
     const oversizeShare = this.#o.oversizeShare ?? 0.05
+    const kinds = this.#o.kinds ?? hostileKinds
     let kind: HostileKind
-    do kind = hostileKinds[Math.floor(this.#rand() * hostileKinds.length)]!
+    do kind = kinds[Math.floor(this.#rand() * kinds.length)]!
     while (kind.startsWith('oversize') && this.#rand() >= oversizeShare)
     return { key: Buffer.from(`k${serial}`), value: this.hostile(kind, serial), kind }
   }
@@ -221,6 +235,12 @@ export class HostileGenerator {
         return Buffer.alloc(0)
       case 'tombstone':
         return null
+      case 'unusable-field-name':
+        return Buffer.from(`${template.slice(0, -1)},${['"a.b":1', '"":2', '"__proto__":{"y":1}'][serial % 3]}}`)
+      case 'many-new-fields': {
+        const fields = Array.from({ length: 25 }, (_, k) => `"f_${serial}_${k}":${k}`)
+        return Buffer.from(`${template.slice(0, -1)},${fields.join(',')}}`)
+      }
     }
   }
 }

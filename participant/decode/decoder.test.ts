@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { StructValue } from '../../shared/iceberg/index.ts'
 import { isFloeError } from '../../shared/index.ts'
-import { significantDigits } from './decoder.ts'
 import { compileDecoder, type DlqReason, dlqReasons } from './index.ts'
 import { datasetOf } from './test-support.ts'
 
@@ -358,23 +357,4 @@ describe('refusing a malformed record', () => {
       'too-deep',
     )
   })
-})
-
-describe('counting the significant digits of a JSON number', () => {
-  const cases: [number, number][] = [
-    [0, 0],
-    [1, 1],
-    [-1.5, 2],
-    [100, 1],
-    [0.000123, 3],
-    [1.5e-7, 2],
-    [1e21, 1],
-    [123456789012345, 15],
-    [1234567890123456, 16],
-    [JSON.parse('12345678901234567890'), 17],
-    [0.1 + 0.2, 17],
-  ]
-  for (const [value, digits] of cases) {
-    test(`${value} has ${digits}`, () => assert.equal(significantDigits(value), digits))
-  }
 })

@@ -9,13 +9,12 @@
 // - The row object gets its columns in schema order every time, so every row shares one hidden
 //   class and the WAL's column writers read it monomorphically.
 //
-// Numbers beyond double precision: JSON.parse rounds them, silently. A `long` column refuses any
-// JSON number outside ±(2^53 - 1) (shared/iceberg/values does; the message says to send a string).
-// A top-level `decimal` column refuses a JSON number whose shortest text has more than 15
-// significant digits: every decimal of at most 15 digits survives the double exactly, beyond that
-// it may not (12345678901234567890 arrives as 12345678901234567000). A string is read exactly.
+// Numbers beyond double precision: JSON.parse rounds them, silently. The value converters
+// (shared/iceberg/values) refuse, at any depth, what that rounding would change: a `long` given a
+// JSON number outside ±(2^53 - 1), a `decimal` given one of more than 15 significant digits, a
+// `float` or `double` given one that overflowed to Infinity; each message says to send a string.
 import { type DatasetConfig, parseKafkaSource } from '../../shared/config/index.ts'
-import type { IcebergType, PrimitiveType, Schema, StructValue } from '../../shared/iceberg/index.ts'
+import type { Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
 import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
 import { compileKafkaColumn, type RecordCoordinates } from './kafka-columns.ts'
@@ -71,9 +70,6 @@ const NOTHING_PARSED: object = Object.freeze({})
 // The expression slot of a column read from the record's coordinates: never evaluated, one for all.
 const NO_EXPRESSION: ExpressionNode = compileColumnExpression('@', false).node
 
-// The widest decimal text a double is guaranteed to carry exactly (DBL_DIG).
-const EXACT_DOUBLE_DIGITS = 15
-
 export class RecordDecoder implements Decoder {
   readonly dataset: string
   readonly columns: readonly string[]
@@ -127,14 +123,7 @@ export class RecordDecoder implements Decoder {
       nodes.push(expression.node)
       kinds.push(expression.kind)
       paths.push(expression.path)
-      const convert = compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit })
-      converters.push(
-        isDecimal(field.type)
-          ? refuseInexactNumbers(convert, field.name, field.type)
-          : isFloating(field.type)
-            ? refuseOverflow(convert, field.name, field.type)
-            : convert,
-      )
+      converters.push(compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit }))
     }
     this.columns = fields.map((field) => field.name)
     this.readsCoordinates = kinds.includes(KAFKA_SOURCE)
@@ -230,57 +219,5 @@ export class RecordDecoder implements Decoder {
     }
     // Anything else thrown by a converter is a bug of Floe's, not a fact about the record: as it is.
     return error
-  }
-}
-
-function isDecimal(type: IcebergType): type is PrimitiveType {
-  return typeof type === 'string' && type.startsWith('decimal')
-}
-
-/** The number of significant decimal digits of a double's shortest text (1.50e-7 -> 2). */
-export function significantDigits(value: number): number {
-  const text = String(value)
-  const exponent = text.indexOf('e')
-  const mantissa = exponent === -1 ? text : text.slice(0, exponent)
-  const digits = mantissa.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '')
-  return digits.length
-}
-
-function isFloating(type: IcebergType): type is PrimitiveType {
-  return type === 'double' || type === 'float'
-}
-
-/**
- * JSON has no Infinity: a JSON number that parses to one (1e400) overflowed the double, and
- * storing Infinity would change the data without a word. Refused as out of range; the quoted
- * "Infinity" of Jackson's form still converts.
- */
-function refuseOverflow(convert: ValueConverter, column: string, type: string): ValueConverter {
-  return (json) => {
-    if (typeof json === 'number' && !Number.isFinite(json)) {
-      const reason = `out of range for a ${type} (JSON has no Infinity; send "Infinity" as a string)`
-      throw new FloeError(
-        'CONVERSION_FAILED',
-        `column ${column}: expected ${type}, got a number beyond it (${reason})`,
-        {
-          details: { column, expected: type, found: 'number beyond the double range', reason },
-        },
-      )
-    }
-    return convert(json)
-  }
-}
-
-function refuseInexactNumbers(convert: ValueConverter, column: string, type: string): ValueConverter {
-  return (json) => {
-    if (typeof json === 'number' && Number.isFinite(json) && significantDigits(json) > EXACT_DOUBLE_DIGITS) {
-      // Same message shape and details as shared/iceberg/values' conversion errors.
-      const reason = `more than ${EXACT_DOUBLE_DIGITS} significant digits, where JSON numbers lose precision; send it as a string`
-      const found = `number ${json}`
-      throw new FloeError('CONVERSION_FAILED', `column ${column}: expected ${type}, got ${found} (${reason})`, {
-        details: { column, expected: type, found, reason },
-      })
-    }
-    return convert(json)
   }
 }

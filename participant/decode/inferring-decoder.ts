@@ -90,7 +90,7 @@ export class InferringDecoder implements Decoder {
     this.#needsWidening = compileWideningCheck(this.#recordFields, this.#rules)
     this.#convert = compileRowConverter(
       { type: 'struct', fields: [...this.#recordFields] },
-      { timestampEpochUnit: this.#unit },
+      { timestampEpochUnit: this.#unit, sparse: true },
     )
   }
 

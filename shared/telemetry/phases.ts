@@ -2,7 +2,9 @@
 //   perf 10s: 157000 in, 156990 written, 10 dlq | poll 44% decode 13% encode 21% write 3% dlq 0% dlq-wait 0% upload-wait 2% report 0% paused 0%
 // (decode is JSON parsing, the JMESPath mapping and the typed conversion, measured together per batch;
 // dlq is producing refused records to the dead-letter topic, dlq-wait waiting for that topic while
-// it is unavailable, when the record loop holds rather than buffer)
+// it is unavailable, when the record loop holds rather than buffer; schema is a dataset that infers
+// its columns widening its table and rotating its WAL to the new schema; it and idle are shown
+// only when they took some of the window)
 // The record loop is single-threaded, so one clock is enough: `switchTo(phase)` charges the time
 // since the last switch to the phase that was running. Phases of one loop add up within the line.
 // Counting is two performance.now() reads per switch, cheap enough per batch (not per record).
@@ -17,6 +19,7 @@ export const phases = [
   'upload-wait',
   'report',
   'paused',
+  'schema',
   'idle',
 ] as const
 export type Phase = (typeof phases)[number]
@@ -66,7 +69,7 @@ export class PhaseClock {
     const counts = this.counts
     const seconds = Math.round(windowMs / 1000)
     const parts = phases
-      .filter((p) => p !== 'idle' || shares.idle >= 0.005)
+      .filter((p) => (p !== 'idle' && p !== 'schema') || shares[p] >= 0.005)
       .map((p) => `${p} ${Math.round(shares[p] * 100)}%`)
       .join(' ')
     const line = `perf ${seconds}s: ${counts.in} in, ${counts.written} written, ${counts.dlq} dlq | ${parts}`

@@ -191,4 +191,27 @@ describe('a row converter', () => {
     ])
     assert.equal(Object.getPrototypeOf(row), Object.prototype)
   })
+
+  test('sparse: leaves out the top-level fields a record lacks or has null, still checking the required ones', () => {
+    const toRow = compileRowConverter(
+      {
+        type: 'struct',
+        fields: [
+          { id: 1, name: 'id', required: true, type: 'long' },
+          { id: 2, name: 'note', required: false, type: 'string' },
+          {
+            id: 3,
+            name: 'user',
+            required: false,
+            type: { type: 'struct', fields: [{ id: 4, name: 'name', required: false, type: 'string' }] },
+          },
+        ],
+      },
+      { sparse: true },
+    )
+    assert.deepEqual(toRow({ id: 1, note: null }), { id: 1n })
+    // a nested struct keeps every field of its own
+    assert.deepEqual(toRow({ id: 2, user: {} }), { id: 2n, user: { name: null } })
+    assert.throws(() => toRow({ note: 'x' }), { message: /column id: expected long, got missing/ })
+  })
 })

@@ -60,8 +60,9 @@ export function compilePrimitive(type: PrimitiveType, path: string, epochUnit: E
     case 'float':
       return (json) => {
         if (typeof json === 'number') {
+          if (!Number.isFinite(json)) throw overflowed(path, type)
           const float = Math.fround(json)
-          if (Number.isFinite(float) || !Number.isFinite(json)) return float
+          if (Number.isFinite(float)) return float
           throw conversionError(path, type, json, 'out of range for a 32-bit float')
         }
         const special = typeof json === 'string' ? specialFloat(json) : undefined
@@ -70,7 +71,10 @@ export function compilePrimitive(type: PrimitiveType, path: string, epochUnit: E
       }
     case 'double':
       return (json) => {
-        if (typeof json === 'number') return json
+        if (typeof json === 'number') {
+          if (Number.isFinite(json)) return json
+          throw overflowed(path, type)
+        }
         const special = typeof json === 'string' ? specialFloat(json) : undefined
         if (special !== undefined) return special
         throw conversionError(path, type, json)
@@ -165,6 +169,10 @@ function compileParameterized(type: PrimitiveType, path: string): PrimitiveConve
       if (typeof json === 'string') text = json
       else if (typeof json === 'number') {
         if (!Number.isFinite(json)) throw conversionError(path, type, json, 'not a finite number')
+        if (significantDigits(json) > EXACT_DOUBLE_DIGITS) {
+          const reason = `more than ${EXACT_DOUBLE_DIGITS} significant digits, where JSON numbers lose precision; send it as a string`
+          throw conversionError(path, type, json, reason)
+        }
         // The shortest text that reads back as this double: 0.1 is "0.1", not 0.1000000000000000055...
         text = String(json)
       } else if (typeof json === 'bigint') {
@@ -177,6 +185,34 @@ function compileParameterized(type: PrimitiveType, path: string): PrimitiveConve
     }
   }
   throw new TypeError(`not an Iceberg primitive type: ${type}`)
+}
+
+// The widest decimal text a double is guaranteed to carry exactly (DBL_DIG): every decimal of at
+// most 15 digits survives JSON.parse exactly, beyond that it may not (12345678901234567890 arrives
+// as 12345678901234567000). A decimal sent as a string is read exactly.
+const EXACT_DOUBLE_DIGITS = 15
+
+/** The number of significant decimal digits of a double's shortest text (1.50e-7 -> 2). */
+export function significantDigits(value: number): number {
+  const text = String(value)
+  const exponent = text.indexOf('e')
+  const mantissa = exponent === -1 ? text : text.slice(0, exponent)
+  const digits = mantissa.replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '')
+  return digits.length
+}
+
+/**
+ * JSON has no Infinity: a JSON number that parses to one (1e400) overflowed the double, and
+ * storing Infinity would change the data without a word. The quoted "Infinity" of Jackson's form
+ * still converts.
+ */
+function overflowed(path: string, type: string): Error {
+  return conversionError(
+    path,
+    type,
+    Number.POSITIVE_INFINITY,
+    `out of range for a ${type}: JSON has no Infinity; send "Infinity" as a string`,
+  )
 }
 
 function toLong(json: unknown, path: string): bigint {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { FloeError, isFloeError } from '../../errors.ts'
 import type { IcebergType, IcebergValue, PrimitiveType } from '../types.ts'
+import { significantDigits } from './convert-primitive.ts'
 import { type ConverterOptions, compileConverter } from './index.ts'
 
 const bytes = (...values: number[]) => Uint8Array.from(values)
@@ -270,5 +271,49 @@ describe('null and missing values', () => {
     assert.throws(() => convert(undefined), {
       message: 'column id: expected long, got missing (the column is required)',
     })
+  })
+})
+
+describe('counting the significant digits of a JSON number', () => {
+  const cases: [number, number][] = [
+    [0, 0],
+    [1, 1],
+    [-1.5, 2],
+    [100, 1],
+    [0.000123, 3],
+    [1.5e-7, 2],
+    [1e21, 1],
+    [123456789012345, 15],
+    [1234567890123456, 16],
+    [JSON.parse('12345678901234567890'), 17],
+    [0.1 + 0.2, 17],
+  ]
+  for (const [value, digits] of cases) {
+    test(`${value} has ${digits}`, () => assert.equal(significantDigits(value), digits))
+  }
+})
+
+describe('numbers JSON.parse would change', () => {
+  test('an overflowed double, at any depth, is refused; the quoted Infinity still converts', () => {
+    const convert = compileConverter(
+      { type: 'list', 'element-id': 2, element: 'double', 'element-required': false },
+      'xs',
+    )
+    assert.throws(() => convert([1, JSON.parse('1e400')]), {
+      message: /column xs\[1\]: expected double, got .*out of range for a double: JSON has no Infinity/,
+    })
+    assert.deepEqual(convert(['Infinity']), [Number.POSITIVE_INFINITY])
+    assert.throws(() => compileConverter('float', 'f')(JSON.parse('-1e400')), { message: /out of range for a float/ })
+  })
+
+  test('a decimal given as a number of more than 15 significant digits, at any depth, is refused', () => {
+    const convert = compileConverter(
+      { type: 'struct', fields: [{ id: 2, name: 'price', required: false, type: 'decimal(38, 2)' }] },
+      'order',
+    )
+    assert.throws(() => convert({ price: JSON.parse('12345678901234567890') }), {
+      message: /column order\.price: expected decimal\(38, 2\), .*more than 15 significant digits/,
+    })
+    assert.deepEqual(convert({ price: '12345678901234567890' }), { price: 1234567890123456789000n })
   })
 })

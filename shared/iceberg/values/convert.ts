@@ -54,12 +54,17 @@ export function compileConverter(
   return compile(type, columnName, options.required ?? false, options.timestampEpochUnit ?? 'milliseconds')
 }
 
-/** The converter of a whole row: a JSON object whose keys are the struct's (schema's) field names. */
+/**
+ * The converter of a whole row: a JSON object whose keys are the struct's (schema's) field names.
+ * `sparse`: a top-level field that is null or missing is left out of the row instead of set to
+ * null (a reader of the row takes a missing key as null). For a wide table whose records each fill
+ * a few of its columns: a row then costs what it holds, not a slot per column.
+ */
 export function compileRowConverter(
   struct: StructType,
-  options: Omit<ConverterOptions, 'required'> = {},
+  options: Omit<ConverterOptions, 'required'> & { sparse?: boolean } = {},
 ): (json: unknown) => StructValue {
-  const convert = compileStruct(struct, '', options.timestampEpochUnit ?? 'milliseconds')
+  const convert = compileStruct(struct, '', options.timestampEpochUnit ?? 'milliseconds', options.sparse ?? false)
   return (json) => {
     if (typeof json === 'object' && json !== null && !Array.isArray(json))
       return convert(json as Record<string, unknown>)
@@ -105,6 +110,7 @@ function compileStruct(
   type: StructType,
   path: string,
   unit: EpochUnit,
+  sparse = false,
 ): (json: Record<string, unknown>) => StructValue {
   const names = type.fields.map((field) => field.name)
   const converters = type.fields.map((field) =>
@@ -121,6 +127,17 @@ function compileStruct(
         const name = names[i]!
         const value = converters[i]!(Object.hasOwn(json, name) ? json[name] : undefined)
         Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true })
+      }
+      return row
+    }
+  }
+  if (sparse) {
+    return (json) => {
+      const row: StructValue = {}
+      for (let i = 0; i < count; i++) {
+        const name = names[i]!
+        const value = converters[i]!(json[name])
+        if (value !== null) row[name] = value
       }
       return row
     }
