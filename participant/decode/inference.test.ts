@@ -66,6 +66,14 @@ describe('inferType', () => {
           error.details.column === path,
       )
     }
+    // names that differ only in case, in one object
+    assert.throws(
+      () => inferFields({ user: { Name: 'a', name: 'b' } }, rules),
+      (error: unknown) =>
+        isFloeError(error, 'RECORD_MALFORMED') &&
+        error.details.reason === 'field-name' &&
+        /'user.name' differs from 'Name' only in case/.test(error.message),
+    )
     // a reserved name is a column name only at the top
     assert.deepEqual(inferFields({ nested: { kafka_offset: 1 } }, rules), [
       field('nested', { type: 'struct', fields: [field('kafka_offset', 'int')] }),
@@ -92,6 +100,24 @@ describe('compileWideningCheck', () => {
     assert.equal(needsWidening({ user: { age: 3 } }), true)
     assert.equal(needsWidening({ id: 2 ** 31 }), true)
     assert.equal(needsWidening({ scores: [1, -(2 ** 31) - 1] }), true)
+  })
+
+  test('a new field whose name differs from a column of its struct only in case refuses the record', () => {
+    for (const [record, message] of [
+      [{ ID: 1 }, /'ID' differs from 'id' only in case/],
+      [{ user: { NAME: 'x' } }, /'user.NAME' differs from 'name' only in case/],
+      [{ Kafka_Offset: 1 }, /'Kafka_Offset' differs from 'kafka_offset' only in case/],
+    ] as const) {
+      assert.throws(
+        () => needsWidening(record),
+        (error: unknown) =>
+          isFloeError(error, 'RECORD_MALFORMED') &&
+          error.details.reason === 'field-name' &&
+          message.test(error.message),
+      )
+    }
+    // the reserved name itself is a new field here; inferring it says why it cannot be one
+    assert.equal(needsWidening({ kafka_offset: 1 }), true)
   })
 
   test('a value of another kind is left to the converter: widening cannot mend it', () => {

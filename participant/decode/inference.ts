@@ -48,9 +48,13 @@ export function inferFields(record: object, rules: InferenceRules): NestedField[
 
 function inferStruct(object: Record<string, unknown>, path: string, rules: InferenceRules): StructType | undefined {
   const fields: NestedField[] = []
+  const seen = new Map<string, string>()
   for (const name in object) {
     const at = path === '' ? name : `${path}.${name}`
     checkName(name, at, path === '' ? rules.reserved : undefined)
+    const other = seen.get(name.toLowerCase())
+    if (other !== undefined) throw caseCollision(at, other)
+    seen.set(name.toLowerCase(), name)
     const type = inferType(object[name], at, rules)
     if (type !== undefined) fields.push({ id: 0, name, required: false, type })
   }
@@ -104,6 +108,18 @@ function checkName(name: string, path: string, reserved: ReadonlySet<string> | u
   if (problem !== undefined) throw malformed('field-name', problem, { column: path })
 }
 
+/**
+ * Two fields of one object whose names differ only in case cannot both be columns: Spark and
+ * Trino resolve column names without case, and could not tell them apart.
+ */
+function caseCollision(path: string, other: string): Error {
+  return malformed(
+    'field-name',
+    `field '${path}' differs from '${other}' only in case, which engines that ignore case cannot tell apart`,
+    { column: path },
+  )
+}
+
 /** Whether the schema must widen to take a value: a new field, or an int column given a long. */
 export type WideningCheck = (value: unknown) => boolean
 
@@ -136,6 +152,8 @@ function checkOf(type: IcebergType, path: string, rules: InferenceRules): Wideni
 
 function structCheck(fields: readonly NestedField[], path: string, rules: InferenceRules): WideningCheck {
   const checks = new Map<string, WideningCheck>()
+  const lowerCase = new Map(fields.map((field) => [field.name.toLowerCase(), field.name]))
+  if (path === '') for (const name of rules.reserved) lowerCase.set(name.toLowerCase(), name)
   for (const field of fields)
     checks.set(field.name, checkOf(field.type, path === '' ? field.name : `${path}.${field.name}`, rules))
   return (value) => {
@@ -146,7 +164,12 @@ function structCheck(fields: readonly NestedField[], path: string, rules: Infere
       const field = object[name]
       if (check === undefined) {
         // a new field, or a reserved name: inferFields then refuses the record, saying why
-        if (field !== null && inferType(field, path === '' ? name : `${path}.${name}`, rules) !== undefined) return true
+        const at = path === '' ? name : `${path}.${name}`
+        if (field === null || inferType(field, at, rules) === undefined) continue
+        const column = lowerCase.get(name.toLowerCase())
+        // the very name of a reserved column is inferFields' to refuse
+        if (column !== undefined && column !== name) throw caseCollision(at, column)
+        return true
       } else if (check(field)) return true
     }
     return false

@@ -20,7 +20,7 @@ export const dlqReasons = [
   'mapping-failed',
   /** A column's value does not convert to its Iceberg type (CONVERSION_FAILED's message kept). */
   'conversion-failed',
-  /** A dataset that infers its columns: a field name that cannot be a column (empty, dotted, reserved). */
+  /** A dataset that infers its columns: a field name that cannot be a column (empty, dotted, reserved, a case twin). */
   'field-name',
   /** A dataset that infers its columns: the record's new fields would take the table past its column limit. */
   'too-many-columns',
