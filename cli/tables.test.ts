@@ -199,4 +199,66 @@ describe('making a dataset table ready', () => {
       message: /column count is "long" in table .*, "int" in the configuration/,
     })
   })
+
+  test('a dataset that infers its columns adds a declared column the table lacks at start, and refuses one of another type', async () => {
+    const table = `ns${++n}.events`
+    const inferred = (schema: Record<string, string>) =>
+      parseConfig(
+        JSON.stringify({
+          kafka: { brokers: ['127.0.0.1:9092'] },
+          catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
+          ingestion: { wal: { dir: '/tmp/unused' } },
+          datasets: [{ name: 'events', topic: 'events', table, badRecords: 'skip', schema }],
+        }),
+        'floe.yaml',
+        {},
+      ).datasets[0]!
+    await ensureDatasetTable(sql, inferred({ n: 'long' }), { retry })
+    const changes: string[] = []
+    const evolved = await ensureDatasetTable(sql, inferred({ n: 'long', amount: 'double' }), {
+      retry,
+      onSchemaChange: (change) => changes.push(change.added.join()),
+    })
+    assert.deepEqual(changes, ['amount'])
+    const current = evolved.metadata.schemas.find((s) => s['schema-id'] === evolved.metadata['current-schema-id'])
+    assert.deepEqual(
+      current?.fields.map((f) => [f.name, f.type]),
+      [
+        ['n', 'long'],
+        ['amount', 'double'],
+      ],
+    )
+    await assert.rejects(ensureDatasetTable(sql, inferred({ n: 'double' }), { retry }), {
+      code: 'CONFIG_INVALID',
+      message: /column n is "long" in table .*, "double" in the configuration/,
+    })
+
+    // docs/operations.md, "A column inferred with the wrong type": renamed by another engine, the
+    // field declared anew comes back as a column of its own, the old one keeping its id and rows
+    const identifier = { namespace: [table.split('.')[0]!], name: 'events' }
+    const schema = evolved.metadata.schemas.find((s) => s['schema-id'] === evolved.metadata['current-schema-id'])!
+    const renamed = {
+      ...schema,
+      'schema-id': schema['schema-id'] + 1,
+      fields: schema.fields.map((f) => (f.name === 'n' ? { ...f, name: 'n_int' } : f)),
+    }
+    await sql.commitTable(
+      identifier,
+      [],
+      [
+        { action: 'add-schema', schema: renamed, 'last-column-id': evolved.metadata['last-column-id'] },
+        { action: 'set-current-schema', 'schema-id': -1 },
+      ],
+    )
+    const again = await ensureDatasetTable(sql, inferred({ n: 'double', amount: 'double' }), { retry })
+    const fields = again.metadata.schemas.find((s) => s['schema-id'] === again.metadata['current-schema-id'])?.fields
+    assert.deepEqual(
+      fields?.map((f) => [f.id, f.name, f.type]),
+      [
+        [1, 'n_int', 'long'],
+        [2, 'amount', 'double'],
+        [3, 'n', 'double'],
+      ],
+    )
+  })
 })

@@ -89,7 +89,10 @@ export async function ensureDatasetTable(
     async () => ((await catalog.tableExists(identifier)) ? { found: await catalog.loadTable(identifier) } : undefined),
     retry,
   )
-  const ready = dataset.schemaEvolution === 'addColumns' ? await evolveTable(catalog, dataset, table, options) : table
+  // A dataset that infers its columns evolves its table by nature: a column its schema declares is
+  // added at start like one a record brings.
+  const evolves = dataset.schemaEvolution === 'addColumns' || dataset.inferColumns
+  const ready = evolves ? await evolveTable(catalog, dataset, table, options) : table
   checkTableSchema(dataset, ready.metadata)
   return ready
 }

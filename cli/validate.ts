@@ -96,13 +96,14 @@ async function checkDataset(
     const exists = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(identifier))
     if (!exists) return 'will be created on first run'
     table = await reach('catalog', 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.loadTable(identifier))
-    if (dataset.schemaEvolution === 'addColumns') {
+    if (dataset.schemaEvolution === 'addColumns' || dataset.inferColumns) {
       // what the first worker to start will commit; the check below is of the table after it
       const change = planSchemaChange(table.metadata, dataset.icebergSchema.fields)
       if (change.commit) {
         const evolved = applyUpdates(table.metadata, change.commit.updates, Date.now())
         checkTableSchema(dataset, evolved)
-        return `exists; the first worker adds ${describeSchemaChange(change)} (schemaEvolution: addColumns)`
+        const why = dataset.inferColumns ? 'declared in schema' : 'schemaEvolution: addColumns'
+        return `exists; the first worker adds ${describeSchemaChange(change)} (${why})`
       }
     }
     checkTableSchema(dataset, table.metadata)

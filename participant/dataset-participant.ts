@@ -195,8 +195,10 @@ export class DatasetParticipant {
     if (message.body.type === 'StartCommit') {
       this.#sweeps.atStart(message.body)
       const inferred = this.#inferred
-      if (inferred) void this.#table.follow((shape) => inferred.changed(shape), { adopt: false })
-      else {
+      if (inferred) {
+        const generation = inferred.generation
+        void this.#table.follow((shape) => inferred.changed(shape, generation), { adopt: false })
+      } else {
         void this.#table.follow(({ schema, spec }) => {
           for (const slot of this.#slots.values()) slot.useTable(schema, spec)
           this.#shared?.wal.useTable(schema, spec)

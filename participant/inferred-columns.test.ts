@@ -67,11 +67,24 @@ test('a widening that fails keeps its requests for the next turn, and changes no
 
 test('a change read from the table waits for the loop; the schema in use again is no change', async () => {
   const { columns, events } = setup(async () => assert.fail('no widening asked'))
-  columns.changed({ schema: schemaOf(0, 'id'), spec })
+  columns.changed({ schema: schemaOf(0, 'id'), spec }, columns.generation)
   await columns.settle()
   assert.deepEqual(events, [])
-  columns.changed({ schema: schemaOf(2, 'id', 'other'), spec })
+  columns.changed({ schema: schemaOf(2, 'id', 'other'), spec }, columns.generation)
   assert.deepEqual(events, [], 'not applied when read')
   await columns.settle()
   assert.deepEqual(events, ['decoder 2', 'logs 2, shape 2'])
+})
+
+test('a read begun before a shape was applied is dropped: it may hold the table from before', async () => {
+  const { columns, events } = setup(async () => ({ schema: schemaOf(1, 'id', 'a'), spec }))
+  const before = columns.generation
+  columns.request([field('a')])
+  await columns.settle()
+  // the read that began earlier answers with the table from before this worker's widening
+  columns.changed({ schema: schemaOf(0, 'id'), spec }, before)
+  assert.equal(columns.pending, false)
+  columns.changed({ schema: schemaOf(3, 'id', 'a', 'b'), spec }, columns.generation)
+  await columns.settle()
+  assert.deepEqual(events, ['widen a', 'decoder 1', 'logs 1, shape 1', 'decoder 3', 'logs 3, shape 3'])
 })

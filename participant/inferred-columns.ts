@@ -29,6 +29,8 @@ export class InferredColumns {
   #requests: (readonly NestedField[])[] = []
   /** A change read from the table, not yet applied. */
   #read: TableShape | undefined
+  /** Counts the shapes applied: a read begun before the last one may hold an older schema. */
+  #applied = 0
 
   constructor(options: InferredColumnsOptions) {
     this.#o = options
@@ -39,9 +41,18 @@ export class InferredColumns {
     this.#requests.push(fields)
   }
 
-  /** The table changed (read at START-COMMIT): applied at the loop's next turn. */
-  changed(shape: TableShape): void {
-    this.#read = shape
+  /** Stamps a read of the table about to begin, for `changed`. */
+  get generation(): number {
+    return this.#applied
+  }
+
+  /**
+   * The table changed (read at START-COMMIT, begun at `generation`): applied at the loop's next
+   * turn. A read that began before this worker applied a widening of its own may have seen the
+   * table before it, and is dropped: the next START-COMMIT reads again.
+   */
+  changed(shape: TableShape, generation: number): void {
+    if (generation === this.#applied) this.#read = shape
   }
 
   /** Whether the loop has something to apply before it fetches again. */
@@ -51,8 +62,8 @@ export class InferredColumns {
 
   /**
    * Commits the requested widening, if any, and applies the table's schema of the moment. A failure
-   * (the catalog down) throws and leaves the requests: the stopped partitions read nothing until a
-   * later turn succeeds, the others' rows keep the schema in use.
+   * (the catalog down) throws and leaves the requests: the loop fetches nothing until a later turn
+   * succeeds (while the catalog is down no round commits either).
    */
   async settle(): Promise<void> {
     if (!this.pending) return
@@ -69,6 +80,7 @@ export class InferredColumns {
     if (shape.schema['schema-id'] === current.schema['schema-id'] && shape.spec['spec-id'] === current.spec['spec-id'])
       return
     // Adopted before the WAL rotates: a log a sync opens meanwhile follows the new shape, as the decoder does.
+    this.#applied++
     follower.adopt(shape)
     decoder.useSchema?.(shape.schema)
     this.#o.logger.info(

@@ -97,7 +97,7 @@ describe('a dataset that infers its columns', () => {
     assert.equal(refused.reason, 'conversion-failed')
     assert.match(
       refused.message,
-      /column n: expected long, .*Iceberg cannot widen an integer column to double: declare/,
+      /column n: expected long, .*Iceberg cannot widen an integer column to double: rename the column and declare/,
     )
   })
 

@@ -108,8 +108,8 @@ export class InferringDecoder implements Decoder {
       const { column, expected, found, reason } = error.details
       // the first values made an integer column; no later value can make it a double
       const hint =
-        (expected === 'int' || expected === 'long') && typeof found === 'string' && found.startsWith('number')
-          ? `; Iceberg cannot widen an integer column to double: declare the field's type in the dataset's schema (e.g. ${String(column).split('.')[0]}: double) for a new table`
+        (expected === 'int' || expected === 'long') && reason === 'not an integer'
+          ? `; Iceberg cannot widen an integer column to double: rename the column and declare the field's type in the dataset's schema (docs/operations.md, "A column inferred with the wrong type")`
           : ''
       throw malformed('conversion-failed', `${error.message}${hint}`, {
         column: typeof column === 'string' ? column : '(row)',
