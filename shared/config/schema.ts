@@ -352,7 +352,7 @@ export const datasetSchema = z
      * `none` (the default): a table without a configured column, or with it of another type, is
      * refused at start. `addColumns`: the worker adds the missing columns (optional) and widens
      * the types Iceberg lets widen (int to long, float to double, a decimal's precision), in one
-     * schema change, before it writes.
+     * schema change, before it writes. A dataset that infers its columns does so whatever this says.
      */
     schemaEvolution: z.enum(['none', 'addColumns']).default('none'),
     /** Unpartitioned when absent, except in raw mode: day(timestamp) there. */
