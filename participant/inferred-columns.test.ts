@@ -20,7 +20,10 @@ function setup(widen: (requests: readonly (readonly NestedField[])[]) => Promise
   const events: string[] = []
   const shape: TableShape = { schema: schemaOf(0, 'id'), spec }
   const follower = new TableFollower(shape, undefined, silentLogger)
-  const decoder = { useSchema: (schema: Schema) => events.push(`decoder ${schema['schema-id']}`) } as unknown as Decoder
+  const decoder = {
+    useSchema: (schema: Schema) => events.push(`decoder ${schema['schema-id']}`),
+    refuseWidening: (fields: readonly NestedField[]) => events.push(`refused ${fields.map((f) => f.name).join('+')}`),
+  } as unknown as Decoder
   const columns = new InferredColumns({
     follower,
     decoder,
@@ -87,4 +90,17 @@ test('a read begun before a shape was applied is dropped: it may hold the table 
   columns.changed({ schema: schemaOf(3, 'id', 'a', 'b'), spec }, columns.generation)
   await columns.settle()
   assert.deepEqual(events, ['widen a', 'decoder 1', 'logs 1, shape 1', 'decoder 3', 'logs 3, shape 3'])
+})
+
+test('a schema the catalog refuses is tried request by request; the refused ones go to the decoder, the rest commit', async () => {
+  const { columns, events } = setup(async (requests) => {
+    const names = requests.flatMap((r) => r.map((f) => f.name))
+    if (names.includes('Bad')) throw new FloeError('CATALOG_BAD_REQUEST', 'invalid column name: Bad')
+    return { schema: schemaOf(names.length === 0 ? 0 : 1, 'id', ...names), spec }
+  })
+  columns.request([field('a')])
+  columns.request([field('Bad')])
+  await columns.settle()
+  assert.deepEqual(events, ['widen a, Bad', 'widen a', 'widen Bad', 'refused Bad', 'decoder 1', 'logs 1, shape 1'])
+  assert.equal(columns.pending, false)
 })

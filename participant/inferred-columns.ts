@@ -9,6 +9,7 @@
 // here for the loop too: until it is applied, this worker's rows keep the schema they were
 // decoded under, in segments of that schema.
 import type { NestedField } from '../shared/iceberg/index.ts'
+import { isFloeError, messageOf } from '../shared/index.ts'
 import type { Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
 import type { TableFollower, TableShape } from './table-follower.ts'
@@ -70,7 +71,7 @@ export class InferredColumns {
     this.#o.phases.switchTo('schema')
     let shape = this.#read
     if (this.#requests.length > 0) {
-      shape = await this.#o.widen(this.#requests)
+      shape = await this.#widen(this.#requests)
       this.#requests = []
     }
     this.#read = undefined
@@ -88,5 +89,32 @@ export class InferredColumns {
       'records decode and segments open under the widened schema',
     )
     await this.#o.followTable(shape)
+  }
+
+  /**
+   * Commits the requests together; when the catalog refuses that schema (a 400: a name or type it
+   * does not take), each request alone, so that one record's fields cannot hold back another's. The
+   * refused ones are the decoder's to dead-letter, with the catalog's words, until the schema changes.
+   */
+  async #widen(requests: readonly (readonly NestedField[])[]): Promise<TableShape> {
+    try {
+      return await this.#o.widen(requests)
+    } catch (error) {
+      if (!isFloeError(error, 'CATALOG_BAD_REQUEST')) throw error
+    }
+    let shape: TableShape | undefined
+    for (const request of requests) {
+      try {
+        shape = await this.#o.widen([request])
+      } catch (error) {
+        if (!isFloeError(error, 'CATALOG_BAD_REQUEST')) throw error
+        this.#o.logger.warn(
+          { fields: request.map((field) => field.name), err: messageOf(error) },
+          'the catalog refused the columns records brought: such records go to the dead-letter path',
+        )
+        this.#o.decoder.refuseWidening?.(request, messageOf(error))
+      }
+    }
+    return shape ?? (await this.#o.widen([]))
   }
 }

@@ -14,7 +14,7 @@
 // JSON number outside ±(2^53 - 1), a `decimal` given one of more than 15 significant digits, a
 // `float` or `double` given one that overflowed to Infinity; each message says to send a string.
 import { type DatasetConfig, parseKafkaSource } from '../../shared/config/index.ts'
-import type { Schema, StructValue } from '../../shared/iceberg/index.ts'
+import type { NestedField, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
 import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
 import { compileKafkaColumn, type RecordCoordinates } from './kafka-columns.ts'
@@ -61,6 +61,11 @@ export interface Decoder {
    * from now on. Its decode throws SchemaWidening for a record the schema cannot take as it is.
    */
   useSchema?(schema: Schema): void
+  /**
+   * The catalog refused the schema these fields would make: a record that needs no more than them
+   * is refused (schema-refused) instead of asking again, until the next useSchema.
+   */
+  refuseWidening?(fields: readonly NestedField[], reason: string): void
 }
 
 export const DEFAULT_MAX_DEPTH = 64

@@ -9,6 +9,7 @@ import type { RecordCoordinates } from './kafka-columns.ts'
 import { inferredOf } from './test-support.ts'
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
+const field = (name: string, type: NestedField['type']): NestedField => ({ id: 0, name, required: false, type })
 
 /** Decodes, widening the schema (as the participant does with the table) whenever the decoder asks. */
 class Table {
@@ -99,6 +100,19 @@ describe('a dataset that infers its columns', () => {
       refused.message,
       /column n: expected long, .*Iceberg cannot widen an integer column to double: rename the column and declare/,
     )
+  })
+
+  test('a record that needs no more than a schema the catalog refused is dead-lettered until the schema changes', () => {
+    const table = new Table(inferredOf())
+    table.decode({ id: 'a' })
+    table.decoder.refuseWidening?.([field('Bad', 'int')], 'invalid column name')
+    const refused = refusal(() => table.decoder.decode(json({ id: 'b', Bad: 1 })))
+    assert.equal(refused.reason, 'schema-refused')
+    assert.match(refused.message, /the catalog refused the columns this record needs: invalid column name/)
+    // a record that needs more asks again; once the schema changes, nothing is held against it
+    assert.throws(() => table.decoder.decode(json({ Bad: 1, other: 2 })), SchemaWidening)
+    table.decode({ good: true })
+    assert.deepEqual(table.decode({ Bad: 1 }), { Bad: 1 })
   })
 
   test('a value that asks for a widening no column can make is refused, not asked for again and again', () => {

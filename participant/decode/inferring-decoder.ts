@@ -52,6 +52,8 @@ export class InferringDecoder implements Decoder {
   #recordFields: readonly NestedField[] = []
   #needsWidening: WideningCheck = () => false
   #convert: (json: unknown) => StructValue = () => ({})
+  /** Schemas the catalog refused (the current one widened so), with its words; cleared by useSchema. */
+  #refused: { widened: readonly NestedField[]; reason: string }[] = []
 
   constructor(dataset: DatasetConfig, options: DecoderOptions, schema: Schema) {
     this.dataset = dataset.name
@@ -87,11 +89,16 @@ export class InferringDecoder implements Decoder {
     const reserved = this.#rules.reserved
     this.#columns = schema.fields.map((field) => field.name)
     this.#recordFields = schema.fields.filter((field) => !reserved.has(field.name))
+    this.#refused = []
     this.#needsWidening = compileWideningCheck(this.#recordFields, this.#rules)
     this.#convert = compileRowConverter(
       { type: 'struct', fields: [...this.#recordFields] },
       { timestampEpochUnit: this.#unit, sparse: true },
     )
+  }
+
+  refuseWidening(fields: readonly NestedField[], reason: string): void {
+    this.#refused.push({ widened: widenFields(this.#recordFields, fields), reason })
   }
 
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
@@ -136,6 +143,11 @@ export class InferringDecoder implements Decoder {
     const fields = inferFields(data, this.#rules)
     const widened = widenFields(this.#recordFields, fields)
     if (widened === this.#recordFields) return undefined
+    // a record that asks for no more than a refused schema would be refused again
+    const refused = this.#refused.find((r) => widenFields(r.widened, fields) === r.widened)
+    if (refused) {
+      return malformed('schema-refused', `the catalog refused the columns this record needs: ${refused.reason}`)
+    }
     const count = fieldCount(widened) + this.#kafkaColumns.length
     if (count > MAX_INFERRED_FIELDS) {
       return malformed(

@@ -24,6 +24,8 @@ export const dlqReasons = [
   'field-name',
   /** A dataset that infers its columns: the record's new fields would take the table past its column limit. */
   'too-many-columns',
+  /** A dataset that infers its columns: the catalog refused the schema the record's new fields make. */
+  'schema-refused',
 ] as const
 
 export type DlqReason = (typeof dlqReasons)[number]
