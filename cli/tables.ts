@@ -105,27 +105,14 @@ const evolveAttempts = 5
  * on the schema it read. Workers of one fleet start together and each makes the same change: the
  * loser's commit conflicts, it reads the table again and finds nothing left to do.
  */
-async function evolveTable(
+function evolveTable(
   catalog: Catalog,
   dataset: DatasetConfig,
   loaded: LoadedTable,
   options: EnsureTableOptions,
 ): Promise<LoadedTable> {
-  const identifier = tableIdentifier(dataset)
-  let table = loaded
-  for (let attempt = 1; ; attempt++) {
-    const change = planSchemaChange(table.metadata, dataset.icebergSchema.fields)
-    if (!change.commit) return table
-    try {
-      // the committed metadata with the load's FileIO settings and credentials, which it does not change
-      const committed = await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
-      options.onSchemaChange?.(change)
-      return { ...table, ...committed }
-    } catch (error) {
-      if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
-      table = await catalog.loadTable(identifier)
-    }
-  }
+  const plan = (metadata: TableMetadata) => planSchemaChange(metadata, dataset.icebergSchema.fields)
+  return commitPlanned(catalog, tableIdentifier(dataset), loaded, plan, options.onSchemaChange)
 }
 
 /**
@@ -143,16 +130,30 @@ export async function widenTable(
   const identifier = tableIdentifier(dataset)
   let wanted: readonly NestedField[] = []
   for (const fields of requests) wanted = widenFields(wanted, fields)
+  const plan = (metadata: TableMetadata) => planWidening(metadata, wanted)
+  return commitPlanned(catalog, identifier, await catalog.loadTable(identifier), plan, onSchemaChange)
+}
+
+/** Commits the schema change `plan` makes of the table; after a conflict, reads the table and plans again. */
+async function commitPlanned(
+  catalog: Catalog,
+  identifier: TableIdentifier,
+  loaded: LoadedTable,
+  plan: (metadata: TableMetadata) => SchemaChange,
+  onSchemaChange: ((change: SchemaChange) => void) | undefined,
+): Promise<LoadedTable> {
+  let table = loaded
   for (let attempt = 1; ; attempt++) {
-    const table = await catalog.loadTable(identifier)
-    const change = planWidening(table.metadata, wanted)
+    const change = plan(table.metadata)
     if (!change.commit) return table
     try {
+      // the committed metadata with the load's FileIO settings and credentials, which it does not change
       const committed = await catalog.commitTable(identifier, change.commit.requirements, change.commit.updates)
       onSchemaChange?.(change)
       return { ...table, ...committed }
     } catch (error) {
       if (!isFloeError(error, 'COMMIT_CONFLICT') || attempt >= evolveAttempts) throw error
+      table = await catalog.loadTable(identifier)
     }
   }
 }

@@ -66,22 +66,34 @@ export function planSchemaChange(metadata: TableMetadata, wanted: readonly Neste
   }
   if (missing.length === 0 && promoted.length === 0) return { added: [], promoted, commit: undefined }
   const fresh = assignFreshIds({ type: 'struct', 'schema-id': 0, fields: missing }, metadata['last-column-id'])
-  const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
-  const evolved: Schema = { ...schema, 'schema-id': schemaId, fields: [...fields, ...fresh.schema.fields] }
   return {
     added: missing.map((field) => field.name),
     promoted,
-    commit: {
-      // another writer's change in between (the same columns, or any other) is a conflict: plan again
-      requirements: [
-        { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
-        { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': metadata['last-column-id'] },
-      ],
-      updates: [
-        { action: 'add-schema', schema: evolved, 'last-column-id': fresh.lastColumnId },
-        { action: 'set-current-schema', 'schema-id': -1 },
-      ],
-    },
+    commit: schemaCommit(metadata, [...fields, ...fresh.schema.fields], fresh.lastColumnId),
+  }
+}
+
+/**
+ * The commit that makes `fields` the table's current schema, `lastColumnId` its last column id.
+ * Another writer's change in between (the same columns, or any other) is a conflict: plan again.
+ */
+function schemaCommit(
+  metadata: TableMetadata,
+  fields: NestedField[],
+  lastColumnId: number,
+): NonNullable<SchemaChange['commit']> {
+  const schema = currentSchema(metadata)
+  const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
+  const evolved: Schema = { ...schema, 'schema-id': schemaId, fields }
+  return {
+    requirements: [
+      { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
+      { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': metadata['last-column-id'] },
+    ],
+    updates: [
+      { action: 'add-schema', schema: evolved, 'last-column-id': lastColumnId },
+      { action: 'set-current-schema', 'schema-id': -1 },
+    ],
   }
 }
 
@@ -168,18 +180,7 @@ export function planWidening(metadata: TableMetadata, wanted: readonly NestedFie
     last = fresh.lastColumnId
     return fresh.schema.fields[0] as NestedField
   })
-  const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
-  const evolved: Schema = { ...schema, 'schema-id': schemaId, fields: numbered }
-  change.commit = {
-    requirements: [
-      { type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] },
-      { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': metadata['last-column-id'] },
-    ],
-    updates: [
-      { action: 'add-schema', schema: evolved, 'last-column-id': last },
-      { action: 'set-current-schema', 'schema-id': -1 },
-    ],
-  }
+  change.commit = schemaCommit(metadata, numbered, last)
   return change
 }
 
