@@ -16,7 +16,7 @@
 import { type DatasetConfig, parseKafkaSource } from '../../shared/config/index.ts'
 import type { NestedField, Schema, StructValue } from '../../shared/iceberg/index.ts'
 import { compileConverter, type ValueConverter } from '../../shared/iceberg/values/index.ts'
-import { FloeError, isFloeError, messageOf } from '../../shared/index.ts'
+import { FloeError, messageOf } from '../../shared/index.ts'
 import { compileKafkaColumn, type RecordCoordinates } from './kafka-columns.ts'
 import {
   compileColumnExpression,
@@ -30,7 +30,7 @@ import {
   walkPath,
 } from './mapping.ts'
 import { parseJsonObject, refuseTooLarge } from './parse.ts'
-import { malformed } from './reasons.ts'
+import { conversionRefusal, malformed } from './reasons.ts'
 
 export interface DecoderOptions {
   /** A record longer than this (bytes) is refused as too-large: `ingestion.maxRecordBytes`. */
@@ -192,7 +192,7 @@ export class RecordDecoder implements Decoder {
         for (; i < this.#count; i++) row[columns[i]!] = converters[i]!(mapped[i])
       }
     } catch (error) {
-      throw this.#conversionFailed(i, error)
+      throw conversionRefusal(error, this.columns[i]!)
     }
     return row
   }
@@ -209,20 +209,5 @@ export class RecordDecoder implements Decoder {
         details: { expression },
       })
     }
-  }
-
-  #conversionFailed(i: number, error: unknown): unknown {
-    // The converter's message already names the column path (user.tags[3]), the JSON found and the
-    // type expected; keep it, and its facts, under RECORD_MALFORMED.
-    if (isFloeError(error, 'CONVERSION_FAILED')) {
-      const { column, expected, found, reason } = error.details
-      return malformed('conversion-failed', error.message, {
-        column: typeof column === 'string' ? column : this.columns[i]!,
-        cause: error,
-        details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
-      })
-    }
-    // Anything else thrown by a converter is a bug of Floe's, not a fact about the record: as it is.
-    return error
   }
 }

@@ -14,7 +14,7 @@ import { DEFAULT_MAX_DEPTH, type Decoder, type DecoderOptions } from './decoder.
 import { compileWideningCheck, fieldCount, type InferenceRules, inferFields, type WideningCheck } from './inference.ts'
 import { compileKafkaColumn, type KafkaColumnReader, type RecordCoordinates } from './kafka-columns.ts'
 import { parseJsonObject } from './parse.ts'
-import { malformed } from './reasons.ts'
+import { conversionRefusal, malformed } from './reasons.ts'
 
 /**
  * The most field ids (columns, nested fields, list elements) a table of inferred columns may reach.
@@ -111,18 +111,15 @@ export class InferringDecoder implements Decoder {
     try {
       row = this.#convert(data)
     } catch (error) {
-      if (!isFloeError(error, 'CONVERSION_FAILED')) throw error
-      const { column, expected, found, reason } = error.details
       // the first values made an integer column; no later value can make it a double
-      const hint =
-        (expected === 'int' || expected === 'long') && reason === 'not an integer'
-          ? `; Iceberg cannot widen an integer column to double: rename the column and declare the field's type in the dataset's schema (docs/operations.md, "A column inferred with the wrong type")`
-          : ''
-      throw malformed('conversion-failed', `${error.message}${hint}`, {
-        column: typeof column === 'string' ? column : '(row)',
-        cause: error,
-        details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
-      })
+      const fraction =
+        isFloeError(error, 'CONVERSION_FAILED') &&
+        (error.details.expected === 'int' || error.details.expected === 'long') &&
+        error.details.reason === 'not an integer'
+      const hint = fraction
+        ? `; Iceberg cannot widen an integer column to double: rename the column and declare the field's type in the dataset's schema (docs/operations.md, "A column inferred with the wrong type")`
+        : ''
+      throw conversionRefusal(error, '(row)', hint)
     }
     for (const column of this.#kafkaColumns) row[column.name] = column.read(record as RecordCoordinates)
     if (this.#recordFields.length === 0 && this.#kafkaColumns.length === 0) {

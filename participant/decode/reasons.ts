@@ -1,6 +1,6 @@
 // Why a record was refused: one closed list, so it can label a metric and fill the dead-letter
 // header, and one error shape (RECORD_MALFORMED with `details.reason`) the runner acts on.
-import { FloeError } from '../../shared/index.ts'
+import { FloeError, isFloeError } from '../../shared/index.ts'
 
 /** Every reason a record goes to the dead-letter path; the values of the `floe.dlq.reason` header. */
 export const dlqReasons = [
@@ -45,4 +45,20 @@ export function malformed(
   const details: Record<string, unknown> = { reason, ...extra.details }
   if (extra.column !== undefined) details.column = extra.column
   return new FloeError('RECORD_MALFORMED', message, { cause: extra.cause, details })
+}
+
+/**
+ * A value converter's refusal as the record's: the converter's message already names the column
+ * path (user.tags[3]), the JSON found and the type expected; kept, with its facts, under
+ * RECORD_MALFORMED (`hint` appended to the message). Anything else a converter throws is a bug of
+ * Floe's, not a fact about the record: returned as it is.
+ */
+export function conversionRefusal(error: unknown, fallbackColumn: string, hint = ''): unknown {
+  if (!isFloeError(error, 'CONVERSION_FAILED')) return error
+  const { column, expected, found, reason } = error.details
+  return malformed('conversion-failed', `${error.message}${hint}`, {
+    column: typeof column === 'string' ? column : fallbackColumn,
+    cause: error,
+    details: { expected, found, ...(reason === undefined ? {} : { problem: reason }) },
+  })
 }
