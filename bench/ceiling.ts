@@ -45,7 +45,7 @@ export async function measureCeiling(options: CeilingOptions): Promise<CeilingRe
   const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000)
   try {
     await reader.join()
-    const count = reader.partitionCount
+    const count = reader.partitionCount()
     while (reader.assigned().length < count) {
       if (Date.now() > deadline) throw new Error(`the group never assigned all ${count} partitions of ${options.topic}`)
       await sleep(20)

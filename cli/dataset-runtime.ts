@@ -30,7 +30,10 @@ import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
   name: string
-  topic: string
+  /** In name order: partition 0 of the first says who coordinates. */
+  readonly topics: readonly string[]
+  /** With a topicPattern: the topics it matches now (the worker looks every topicRefreshSeconds). */
+  followTopics(matched: readonly string[]): void
   group: string
   participant: DatasetParticipant
   coordinator: DatasetCoordinator
@@ -127,6 +130,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     log.info({ reasons }, reasons.length ? 'pausing consumers' : 'resuming consumers')
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
+  let topics = dataset.topics
   const phases = new PhaseClock()
   const participant = new DatasetParticipant({
     dataset,
@@ -141,9 +145,9 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
       schema: currentSchema(loaded.metadata),
       spec: defaultSpec(loaded.metadata),
       dataLocation: dataDirectory(loaded.metadata),
-      offsets: async () => {
+      offsets: async (topic) => {
         const { metadata } = await catalog.loadTable(identifier)
-        return readProgress(metadata, group).get(dataset.topic) ?? new Map()
+        return readProgress(metadata, group).get(topic) ?? new Map()
       },
       current: async () => {
         const { metadata } = await catalog.loadTable(identifier)
@@ -174,7 +178,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     onFatal: fatal,
   })
   const coordinator = new DatasetCoordinator({
-    dataset: { name: dataset.name, topic: dataset.topic },
+    dataset: { name: dataset.name, topics: () => topics },
     group,
     workerId: deps.workerId,
     commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,
@@ -196,7 +200,17 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   let tail: Promise<void> = Promise.resolve()
   const runtime: DatasetRuntime = {
     name: dataset.name,
-    topic: dataset.topic,
+    get topics() {
+      return topics
+    },
+    followTopics(matched) {
+      const added = matched.filter((topic) => !topics.includes(topic))
+      const removed = topics.filter((topic) => !matched.includes(topic))
+      if (added.length === 0 && removed.length === 0) return
+      log.info({ added, removed, topics: matched }, 'the topics the dataset reads changed (topicPattern)')
+      topics = [...matched]
+      participant.follow(matched)
+    },
     group,
     participant,
     coordinator,

@@ -105,10 +105,10 @@ export function offsetsAtTime(
   return requested
 }
 
-export function formatMoves(dataset: DatasetConfig, moves: readonly PartitionMove[]): string[] {
+export function formatMoves(topic: string, moves: readonly PartitionMove[]): string[] {
   return moves.map(
     ({ partition, from, to }) =>
-      `  ${dataset.topic} partition ${partition}: ${from} -> ${to}${to === from ? ' (unchanged)' : ` (${from - to} record(s) read again)`}`,
+      `  ${topic} partition ${partition}: ${from} -> ${to}${to === from ? ' (unchanged)' : ` (${from - to} record(s) read again)`}`,
   )
 }
 
@@ -151,7 +151,7 @@ async function rewind(
   const kafka = `kafka ${config.kafka.brokers.join(',')}`
   const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const group = datasetGroup(config, dataset.name)
-  const topic = dataset.topic
+  const topic = rewoundTopic(dataset, args.target)
   const admin = new KafkaAdmin(kafkaConnectionOf(config, 'rewind', timeoutMs))
   let catalog: Catalog | undefined
   try {
@@ -163,9 +163,6 @@ async function rewind(
     if (running && !args.dryRun) {
       stderr.write(`floe rewind: refused: ${running}\n`)
       return 1
-    }
-    for (const target of args.target.kind === 'offsets' ? args.target.partitions : []) {
-      if (target.topic !== topic) throw refuse(`topic ${target.topic} is not dataset ${dataset.name}'s topic ${topic}`)
     }
     const storage = storageOf(config, dataset)
     catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
@@ -218,7 +215,7 @@ async function rewind(
       stdout.write(
         [
           `dry run: would rewind dataset ${dataset.name} (table ${dataset.table}, group ${group}) ${what}:`,
-          ...formatMoves(dataset, plan.moves),
+          ...formatMoves(topic, plan.moves),
           changed.length > 0 ? `  would write ${offsetsKey(group)} = ${marker}` : '  nothing would change',
           ...(running ? [`  a real rewind is refused now: ${running}`] : []),
           '',
@@ -241,7 +238,7 @@ async function rewind(
     stdout.write(
       [
         `rewound dataset ${dataset.name} (table ${dataset.table}) ${what} in snapshot ${snapshotId}:`,
-        ...formatMoves(dataset, plan.moves),
+        ...formatMoves(topic, plan.moves),
         `  ${groupNote}`,
         '',
       ].join('\n'),
@@ -251,6 +248,30 @@ async function rewind(
     await admin.close().catch(() => {})
     await catalog?.close().catch(() => {})
   }
+}
+
+/**
+ * The topic a rewind moves: one per rewind. `--to-offset` names it; a time names none, so it is
+ * the dataset's topic, and a dataset of several topics is rewound one topic at a time by offsets.
+ */
+function rewoundTopic(dataset: DatasetConfig, target: RewindArguments['target']): string {
+  if (target.kind === 'offsets') {
+    const named = [...new Set(target.partitions.map((p) => p.topic))]
+    const [topic] = named
+    if (topic === undefined || named.length > 1)
+      throw refuse(`--to-offset names ${named.join(' and ')}: rewind one topic at a time`)
+    if (!dataset.topics.includes(topic)) {
+      throw refuse(`topic ${topic} is not a topic of dataset ${dataset.name} (${dataset.topics.join(', ')})`)
+    }
+    return topic
+  }
+  const [only] = dataset.topics
+  if (only === undefined || dataset.topics.length > 1) {
+    throw refuse(
+      `dataset ${dataset.name} reads several topics (${dataset.topics.join(', ')}): rewind one at a time with --to-offset TOPIC:PARTITION=OFFSET`,
+    )
+  }
+  return only
 }
 
 /** The one commit: no data file, the marker in the summary and the property; refused if the marker moved meanwhile. */

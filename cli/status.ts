@@ -22,6 +22,7 @@ import {
   reasonOf,
   storageOf,
 } from './servers.ts'
+import { matchedTopics } from './topic-patterns.ts'
 
 export type { Output }
 
@@ -122,48 +123,50 @@ export async function datasetStatuses(config: FloeConfig, options: StatusOptions
       const metadata = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
         loadIfExists(opened, identifier),
       )
-      const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-        admin.partitionCount(dataset.topic),
-      )
-      const assignment = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-        admin.groupAssignment(group, dataset.topic),
-      )
-      const holders = holdersOf(assignment)
       const found = metadata ? findProgress(metadata, group) : undefined
-      const offsets = found?.progress.get(dataset.topic) ?? new Map<number, bigint>()
-      const partitions = [...new Set([...Array.from({ length: partitionCount ?? 0 }, (_, p) => p), ...offsets.keys()])]
-      partitions.sort((a, b) => a - b)
-      const inTopic = partitions.filter((p) => p < (partitionCount ?? 0))
-      const [ends, starts] = inTopic.length
-        ? await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-            Promise.all([admin.endOffsets(dataset.topic, inTopic), admin.startOffsets(dataset.topic, inTopic)]),
-          )
-        : [new Map<number, bigint>(), new Map<number, bigint>()]
-      const lags = partitions.map((partition): PartitionLag => {
-        const tableOffset = offsets.get(partition)
-        const endOffset = ends.get(partition)
-        const from = tableOffset ?? starts.get(partition)
-        const lag = endOffset === undefined || from === undefined ? undefined : endOffset - from
-        const heldBy = holders.get(partition)
-        return { partition, tableOffset, endOffset, lag: lag !== undefined && lag < 0n ? 0n : lag, heldBy }
-      })
-      statuses.push({
-        dataset: dataset.name,
-        topic: dataset.topic,
-        table: formatTableIdentifier(identifier),
-        group,
-        tableExists: metadata !== undefined,
-        partitionCount,
-        progressSource: found?.source.kind ?? 'none',
-        partitions: lags,
-        totalLag: lags.reduce((sum, p) => sum + (p.lag ?? 0n), 0n),
-        lastCommit: metadata ? lastFloeCommit(metadata, group, now()) : undefined,
-        consumers: {
-          state: assignment.state,
-          members: assignment.members.length,
-          unheld: unheldIn(assignment, inTopic),
-        },
-      })
+      // one entry per topic: each has its own partitions, holders and offsets
+      const topics = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => matchedTopics(config, dataset, admin))
+      for (const topic of topics) {
+        const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
+        const assignment = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.groupAssignment(group, topic))
+        const holders = holdersOf(assignment)
+        const offsets = found?.progress.get(topic) ?? new Map<number, bigint>()
+        const partitions = [
+          ...new Set([...Array.from({ length: partitionCount ?? 0 }, (_, p) => p), ...offsets.keys()]),
+        ]
+        partitions.sort((a, b) => a - b)
+        const inTopic = partitions.filter((p) => p < (partitionCount ?? 0))
+        const [ends, starts] = inTopic.length
+          ? await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+              Promise.all([admin.endOffsets(topic, inTopic), admin.startOffsets(topic, inTopic)]),
+            )
+          : [new Map<number, bigint>(), new Map<number, bigint>()]
+        const lags = partitions.map((partition): PartitionLag => {
+          const tableOffset = offsets.get(partition)
+          const endOffset = ends.get(partition)
+          const from = tableOffset ?? starts.get(partition)
+          const lag = endOffset === undefined || from === undefined ? undefined : endOffset - from
+          const heldBy = holders.get(partition)
+          return { partition, tableOffset, endOffset, lag: lag !== undefined && lag < 0n ? 0n : lag, heldBy }
+        })
+        statuses.push({
+          dataset: dataset.name,
+          topic,
+          table: formatTableIdentifier(identifier),
+          group,
+          tableExists: metadata !== undefined,
+          partitionCount,
+          progressSource: found?.source.kind ?? 'none',
+          partitions: lags,
+          totalLag: lags.reduce((sum, p) => sum + (p.lag ?? 0n), 0n),
+          lastCommit: metadata ? lastFloeCommit(metadata, group, now()) : undefined,
+          consumers: {
+            state: assignment.state,
+            members: assignment.members.length,
+            unheld: unheldIn(assignment, inTopic),
+          },
+        })
+      }
     }
     return statuses
   } finally {

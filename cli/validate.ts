@@ -17,6 +17,7 @@ import { FloeError } from '../shared/index.ts'
 import { KafkaAdmin, kafkaConnectionFailureOf } from '../shared/kafka/index.ts'
 import { catalogConfigOf, configFor, kafkaConnectionOf, reach, reasonOf, storageOf } from './servers.ts'
 import { checkTableSchema, tableIdentifier } from './tables.ts'
+import { withMatchedTopics } from './topic-patterns.ts'
 
 export interface Check {
   what: string
@@ -66,12 +67,19 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
     return `reachable (${catalog.description})`
   })
   for (const dataset of config.datasets) {
-    if (kafkaOk) {
-      await record(`dataset ${dataset.name}: topic ${dataset.topic}`, async () => {
-        const partitions = await reach('kafka', 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-          admin.partitionCount(dataset.topic),
+    if (kafkaOk && dataset.topicPattern) {
+      const pattern = dataset.topicPattern
+      await record(`dataset ${dataset.name}: topicPattern ${pattern.source}`, async () => {
+        const { topics } = await reach('kafka', 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+          withMatchedTopics(config, dataset, admin),
         )
-        if (partitions === undefined) throw new FloeError('CONFIG_INVALID', `topic ${dataset.topic} does not exist`)
+        return `matches ${topics.join(', ')}`
+      })
+    }
+    for (const topic of kafkaOk ? dataset.topics : []) {
+      await record(`dataset ${dataset.name}: topic ${topic}`, async () => {
+        const partitions = await reach('kafka', 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
+        if (partitions === undefined) throw new FloeError('CONFIG_INVALID', `topic ${topic} does not exist`)
         return `${partitions} partition(s)`
       })
     }

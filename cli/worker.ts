@@ -30,6 +30,7 @@ import { buildDatasetRuntime, type DatasetRuntime } from './dataset-runtime.ts'
 import { drain } from './drain.ts'
 import { OwnershipFollower } from './ownership-follower.ts'
 import { catalogConfigOf, kafkaConnectionOf, reach, serverFailure, storageOf } from './servers.ts'
+import { followTopicPatterns, withMatchedTopics } from './topic-patterns.ts'
 
 export function workerIdOf(env: NodeJS.ProcessEnv = process.env): string {
   return env.FLOE_WORKER_ID ?? `${hostname()}-${process.pid}`
@@ -170,10 +171,16 @@ export class Worker {
     const channel = this.#channel
     const send = (message: ControlMessage) => channel.send(message)
 
-    for (const dataset of config.datasets) {
-      const partitions = await admin.partitionCount(dataset.topic)
-      if (partitions === undefined) {
-        throw new FloeError('CONFIG_INVALID', `datasets.${dataset.name}: topic ${dataset.topic} does not exist`)
+    for (const configured of config.datasets) {
+      const dataset = await withMatchedTopics(config, configured, admin)
+      // a dead-letter topic Floe creates gets as many partitions as the dataset's widest topic
+      let partitions = 0
+      for (const topic of dataset.topics) {
+        const count = await admin.partitionCount(topic)
+        if (count === undefined) {
+          throw new FloeError('CONFIG_INVALID', `datasets.${dataset.name}: topic ${topic} does not exist`)
+        }
+        partitions = Math.max(partitions, count)
       }
       let dlqMaxMessageBytes: number | undefined
       if (dataset.dlqTopic) {
@@ -225,7 +232,7 @@ export class Worker {
       })
     }
 
-    // The coordinator of a dataset follows the ownership of its topic's partition 0.
+    // The coordinator of a dataset follows the ownership of partition 0 of its first topic.
     const follower = new OwnershipFollower(this.#datasets, {
       logger,
       coordinating: (dataset, active) => this.metrics.coordinatorActive.set({ dataset }, active ? 1 : 0),
@@ -233,6 +240,7 @@ export class Worker {
     })
     this.#timers.push(setInterval(() => void follower.tick(), 1000))
     this.#timers.push(setInterval(() => this.#perfLine(), 10_000))
+    this.#timers.push(...followTopicPatterns(config, this.#datasets, admin, logger))
     const readiness = (): { ready: boolean; reason?: string } => {
       if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
       if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }

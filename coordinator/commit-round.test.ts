@@ -223,7 +223,12 @@ describe('commitRound', () => {
           // One round only: the next START waits until the test stops the machine.
           if (starts++ > 0) await new Promise((resolve) => signal.addEventListener('abort', resolve))
           const { metadata } = await catalog.loadTable(table)
-          return { commitId: 'round-6', partitionCount: 2, tableOffsets: readProgress(metadata, group), startedAt: 0 }
+          return {
+            commitId: 'round-6',
+            expected: new Map([[topic, 2]]),
+            tableOffsets: readProgress(metadata, group),
+            startedAt: 0,
+          }
         }),
         endRound: fromPromise<EndRoundOutput, EndRoundInput>(async () => ({ endedAt: 1 })),
         commitRound: commitRoundLogic(target, () => 2),
@@ -234,7 +239,7 @@ describe('commitRound', () => {
       },
     })
     const actor = createActor(machine, {
-      input: { dataset: 'events', group, topic, commitIntervalMs: 0, commitTimeoutMs: 60_000 },
+      input: { dataset: 'events', group, commitIntervalMs: 0, commitTimeoutMs: 60_000 },
     })
     actor.start()
     await waitFor(actor, (snapshot) => snapshot.value === 'collecting')

@@ -22,7 +22,6 @@ import { empty, failed, group, sender, tableWith, topic, written } from './test-
 const input: CoordinatorInput = {
   dataset: 'events',
   group,
-  topic,
   commitIntervalMs: 20_000,
   commitTimeoutMs: 30_000,
   failureBackoffMs: 1_000,
@@ -90,7 +89,7 @@ function coordinator(
         if (calls.start > 1) await gate.promise
         return {
           commitId: `c-${calls.start}`,
-          partitionCount: options.partitionCount ?? 2,
+          expected: new Map([[topic, options.partitionCount ?? 2]]),
           tableOffsets: new Map(),
           startedAt: clock.now(),
         }
@@ -212,7 +211,7 @@ describe('the coordinator machine', () => {
       commitId: 'c-1',
       partial: true,
       answered: 2,
-      missing: [2],
+      missing: [{ topic, partition: 2 }],
       toCommit: true,
       collectingMs: 30_000,
     })
@@ -433,7 +432,7 @@ describe('the coordinator machine', () => {
       actors: {
         startRound: fromPromise<StartRoundOutput, StartRoundInput>(async () => ({
           commitId: 'c-1',
-          partitionCount: 1,
+          expected: new Map([[topic, 1]]),
           tableOffsets: new Map(),
           startedAt: 0,
         })),
@@ -475,7 +474,7 @@ describe('the coordinator machine', () => {
       type: 'round.status-ignored',
       commitId: 'c-1',
       sender: sender(),
-      ignored: [{ partition: 0, reason: 'other-commit' }],
+      ignored: [{ topic, partition: 0, reason: 'other-commit' }],
     })
     c.answer('c-1', [written(0, 100n, 150n), empty(1)])
     await settle()
@@ -485,7 +484,7 @@ describe('the coordinator machine', () => {
       type: 'round.status-ignored',
       commitId: 'c-1',
       sender: sender(2),
-      ignored: [{ partition: 1, reason: 'late' }],
+      ignored: [{ topic, partition: 1, reason: 'late' }],
     })
     release.resolve()
     await settle()
@@ -504,7 +503,7 @@ describe('the coordinator chart, as pure transitions', () => {
     assert.ok(actions.some((action) => action.type === 'xstate.spawnChild'))
     const [open] = transition(coordinatorMachine, initial, {
       type: 'xstate.done.actor.startRound',
-      output: { commitId: 'c-1', partitionCount: 2, tableOffsets: new Map(), startedAt: 0 },
+      output: { commitId: 'c-1', expected: new Map([[topic, 2]]), tableOffsets: new Map(), startedAt: 0 },
     } as never)
     assert.equal(open.value, 'open')
     assert.equal(open.context.round?.commitId, 'c-1')

@@ -103,7 +103,7 @@ export const coordinatorMachine = setup({
           commitId: context.round.commitId,
           sender: report.sender,
           partitions: result.recorded,
-          answered: answeredPartitions(result.tracker).size,
+          answered: answeredPartitions(result.tracker).length,
         })
       }
       if (result.ignored.length > 0) {
@@ -122,7 +122,8 @@ export const coordinatorMachine = setup({
         type: 'round.status-ignored' as const,
         commitId: context.round?.commitId,
         sender: report?.sender ?? { workerId: '', memberId: '', generation: -1 },
-        ignored: (report?.statuses ?? []).map(({ partition }) => ({
+        ignored: (report?.statuses ?? []).map(({ topic, partition }) => ({
+          topic,
           partition,
           reason: late ? ('late' as const) : ('other-commit' as const),
         })),
@@ -144,7 +145,7 @@ export const coordinatorMachine = setup({
         type: 'round.collected',
         commitId: round.commitId,
         partial,
-        answered: answeredPartitions(round).size,
+        answered: answeredPartitions(round).length,
         missing,
         toCommit: hasDataToCommit(round),
         collectingMs: collectedAt - context.timing.endedAt,
@@ -170,7 +171,6 @@ export const coordinatorMachine = setup({
   context: ({ input }) => ({
     dataset: input.dataset,
     group: input.group,
-    topic: input.topic,
     commitIntervalMs: input.commitIntervalMs,
     commitTimeoutMs: input.commitTimeoutMs,
     failureBackoffMs: input.failureBackoffMs ?? 1000,
@@ -210,12 +210,12 @@ export const coordinatorMachine = setup({
       invoke: {
         id: 'startRound',
         src: 'startRound',
-        input: ({ context }) => ({ dataset: context.dataset, group: context.group, topic: context.topic }),
+        input: ({ context }) => ({ dataset: context.dataset, group: context.group }),
         onDone: {
           target: 'open',
           actions: [
             assign(({ context, event }) => ({
-              round: openRound(event.output.commitId, context.topic, event.output.partitionCount),
+              round: openRound(event.output.commitId, event.output.expected),
               tableOffsets: event.output.tableOffsets,
               timing: { ...zeroTiming, startedAt: event.output.startedAt },
               now: Math.max(context.now, event.output.startedAt),
@@ -223,7 +223,7 @@ export const coordinatorMachine = setup({
             emit(({ event }) => ({
               type: 'round.started' as const,
               commitId: event.output.commitId,
-              partitionCount: event.output.partitionCount,
+              expected: event.output.expected,
               tableOffsets: event.output.tableOffsets,
               at: event.output.startedAt,
             })),

@@ -30,6 +30,7 @@ import type {
 } from './machine-types.ts'
 import { type CoordinatorMaintenance, type MaintenanceRunner, tableMaintenance } from './maintenance-runner.ts'
 import { RoundLog } from './round-log.ts'
+import type { ExpectedPartitions } from './round-tracker.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
@@ -38,7 +39,11 @@ import { rememberCommit, resolveCommits, type UnresolvedCommit } from './unresol
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
 export interface DatasetCoordinatorOptions {
-  dataset: { name: string; topic: string }
+  /**
+   * The dataset and its topics (name order), asked at every round's start (a topicPattern's set
+   * changes): every round expects each topic's partitions.
+   */
+  dataset: { name: string; topics: () => readonly string[] }
   /** The dataset's consumer group: names the progress marker. */
   group: string
   /** This worker: the sender of the coordinator's messages. */
@@ -78,7 +83,7 @@ export interface DatasetCoordinatorOptions {
 
 /** The round in flight, as the starting actor left it. */
 interface OpenRound extends RoundTable {
-  partitionCount: number
+  expected: ExpectedPartitions
 }
 
 type CoordinatorActor = Actor<typeof coordinatorMachine>
@@ -98,7 +103,9 @@ export class DatasetCoordinator {
   #stopReason = ''
   /** Rounds that gave up with their outcome unknown, looked for in every later round's table. */
   #unresolved: UnresolvedCommit[] = []
-  readonly #unheld: UnheldPartitionGuard
+  /** Per topic: partitions that stop answering because no member holds them (unheld-partitions.ts). */
+  readonly #unheld = new Map<string, UnheldPartitionGuard>()
+  readonly #unheldOf: (topic: string) => UnheldPartitionGuard
 
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
@@ -106,12 +113,19 @@ export class DatasetCoordinator {
     this.#labels = { dataset: options.dataset.name }
     this.#gauges = new TableGauges(options.metrics, options.dataset.name)
     const { catalog, storage, table, logger, metrics, maintenance, group, admin, rebalance, sessionTimeoutMs } = options
-    this.#unheld = new UnheldPartitionGuard({
-      dataset: options.dataset.name,
-      topic: options.dataset.topic,
-      ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
-      now: this.#now,
-    })
+    this.#unheldOf = (topic) => {
+      let guard = this.#unheld.get(topic)
+      if (!guard) {
+        guard = new UnheldPartitionGuard({
+          dataset: options.dataset.name,
+          topic,
+          ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
+          now: this.#now,
+        })
+        this.#unheld.set(topic, guard)
+      }
+      return guard
+    }
     this.#log = new RoundLog({ dataset: options.dataset.name, logger, metrics, now: this.#now, gauges: this.#gauges })
     const target = { catalog, storage, table, logger, metrics, now: this.#now, gauges: this.#gauges }
     this.#maintenance = maintenance && tableMaintenance({ ...maintenance, ...target, dataset: options.dataset.name })
@@ -164,7 +178,6 @@ export class DatasetCoordinator {
       input: {
         dataset: this.dataset,
         group,
-        topic: this.#o.dataset.topic,
         commitIntervalMs: this.#o.commitIntervalMs,
         commitTimeoutMs: this.#o.commitTimeoutMs,
         ...(this.#o.failureBackoffMs === undefined ? {} : { failureBackoffMs: this.#o.failureBackoffMs }),
@@ -177,7 +190,7 @@ export class DatasetCoordinator {
     })
     this.#actor = actor
     this.#o.metrics.coordinatorActive.set(this.#labels, 1)
-    this.#o.logger.info({ dataset: this.dataset, group, topic: this.#o.dataset.topic }, 'coordinator started')
+    this.#o.logger.info({ dataset: this.dataset, group, topics: this.#o.dataset.topics() }, 'coordinator started')
     this.#maintenance?.started()
     actor.start()
   }
@@ -248,14 +261,14 @@ export class DatasetCoordinator {
     this.#actor = undefined
     this.#round = undefined
     this.#log.reset()
-    this.#unheld.reset()
+    for (const guard of this.#unheld.values()) guard.reset()
     this.#stopping = undefined
   }
 
   // ---- the machine's actors ------------------------------------------------------------------
 
   async #startRound(signal: AbortSignal): Promise<StartRoundOutput> {
-    const { topic } = this.#o.dataset
+    const topics = this.#o.dataset.topics()
     const { metadata } = await this.#o.catalog.loadTable(this.#o.table)
     this.#gauges.set(mainSnapshot(metadata))
     this.#maintenance?.tableRead(metadata.properties)
@@ -263,14 +276,15 @@ export class DatasetCoordinator {
     // with the table's offsets once they have it.
     await this.#resolveUnknownOutcomes(metadata)
     const { progress } = findProgress(metadata, this.#o.group)
-    const partitionCount = await partitionCountOf(this.#o.admin, this.dataset, topic)
+    const counts = await Promise.all(topics.map((topic) => partitionCountOf(this.#o.admin, this.dataset, topic)))
+    const expected: ExpectedPartitions = new Map(topics.map((topic, i) => [topic, counts[i] ?? 0]))
     signal.throwIfAborted()
     const commitId = randomUUID()
-    this.#round = { commitId, partitionCount, metadata, partitionTypes: new Map() }
+    this.#round = { commitId, expected, metadata, partitionTypes: new Map() }
     const startedAt = this.#now()
     await this.#send(commitId, startedAt, startCommitBody(progress, refSnapshotId(metadata)))
-    this.#track(updateLag(this.#o, this.dataset, topic, progress, partitionCount))
-    return { commitId, partitionCount, tableOffsets: progress, startedAt }
+    for (const [topic, count] of expected) this.#track(updateLag(this.#o, this.dataset, topic, progress, count))
+    return { commitId, expected, tableOffsets: progress, startedAt }
   }
 
   async #endRound(input: EndRoundInput, signal: AbortSignal): Promise<EndRoundOutput> {
@@ -281,7 +295,7 @@ export class DatasetCoordinator {
     this.#waiters.ending(round.commitId)
     signal.throwIfAborted()
     const endedAt = this.#now()
-    await this.#send(round.commitId, endedAt, endCommitBody(this.#o.dataset.topic, round.partitionCount))
+    await this.#send(round.commitId, endedAt, endCommitBody(round.expected))
     return { endedAt }
   }
 
@@ -356,8 +370,11 @@ export class DatasetCoordinator {
   #onEmitted(event: CoordinatorEmitted): void {
     this.#log.emitted(event)
     if (event.type === 'round.collected') {
-      const looking = this.#unheld.roundCollected(event.missing)
-      if (looking) void this.#track(looking)
+      for (const topic of new Set([...this.#unheld.keys(), ...event.missing.map((p) => p.topic)])) {
+        const missing = event.missing.filter((p) => p.topic === topic).map((p) => p.partition)
+        const looking = this.#unheldOf(topic).roundCollected(missing)
+        if (looking) void this.#track(looking)
+      }
     } else if (event.type === 'round.completed') {
       this.#waiters.completed(event.commitId, event.outcome)
       // Between rounds: the next one starts beside the run, whose commits assert main.

@@ -82,6 +82,7 @@ export {
   answeredReports,
   answeredStatuses,
   decideRound,
+  type ExpectedPartitions,
   hasDataToCommit,
   type IgnoredReason,
   type IgnoredStatus,

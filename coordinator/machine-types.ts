@@ -1,20 +1,19 @@
 // The coordinator machine's types: its input, the inputs and outputs of the actors the runner
 // provides, the events it takes and the events it emits (coordinator.machine.ts).
 
-import type { PartitionWriteStatus, Sender, WriteStatusReport } from '../protocol/index.ts'
+import type { PartitionWriteStatus, Sender, TopicPartition, WriteStatusReport } from '../protocol/index.ts'
 import { isFloeError, messageOf } from '../shared/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
 import type { RoundAck } from './commit-content.ts'
 import type { CommitRoundResult } from './commit-round.ts'
 import type { LostRecords, RejectedPartition } from './contiguity.ts'
 import type { RotationReport } from './rotation-check.ts'
-import type { IgnoredStatus, RoundTracker } from './round-tracker.ts'
+import type { ExpectedPartitions, IgnoredStatus, RoundTracker } from './round-tracker.ts'
 
 export interface CoordinatorInput {
   dataset: string
   /** The dataset's consumer group: names the progress marker. */
   group: string
-  topic: string
   /** START-COMMIT to END-COMMIT: how long participants write before the cut. */
   commitIntervalMs: number
   /** END-COMMIT to the commit: how long to wait for every partition before committing what answered. */
@@ -28,13 +27,12 @@ export interface CoordinatorInput {
 export interface StartRoundInput {
   dataset: string
   group: string
-  topic: string
 }
 /** The starting actor loads the table, reads its progress, picks a commit id and sends START-COMMIT. */
 export interface StartRoundOutput {
   commitId: string
-  /** Partitions of the dataset's topic now: the ones that must answer. */
-  partitionCount: number
+  /** Partitions of the dataset's topics now: the ones that must answer. */
+  expected: ExpectedPartitions
   /** The table's next offsets, as START-COMMIT carried them. */
   tableOffsets: Progress
   /** When START-COMMIT was sent. */
@@ -116,16 +114,16 @@ export interface FailureSummary {
 
 /** What the machine emits (`actor.on(type, listener)`): for `floe observe`, logs and metrics. */
 export type CoordinatorEmitted =
-  | { type: 'round.started'; commitId: string; partitionCount: number; tableOffsets: Progress; at: number }
+  | { type: 'round.started'; commitId: string; expected: ExpectedPartitions; tableOffsets: Progress; at: number }
   | { type: 'round.ended'; commitId: string; at: number; openMs: number }
-  | { type: 'round.status-recorded'; commitId: string; sender: Sender; partitions: number[]; answered: number }
+  | { type: 'round.status-recorded'; commitId: string; sender: Sender; partitions: TopicPartition[]; answered: number }
   | { type: 'round.status-ignored'; commitId: string | undefined; sender: Sender; ignored: IgnoredStatus[] }
   | {
       type: 'round.collected'
       commitId: string
       partial: boolean
       answered: number
-      missing: number[]
+      missing: TopicPartition[]
       toCommit: boolean
       collectingMs: number
     }
@@ -167,7 +165,6 @@ export interface RoundTiming {
 export interface CoordinatorContext {
   dataset: string
   group: string
-  topic: string
   commitIntervalMs: number
   commitTimeoutMs: number
   failureBackoffMs: number

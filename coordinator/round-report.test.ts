@@ -11,9 +11,18 @@ import {
 import { sender } from './test-fixtures.ts'
 
 const events: CoordinatorEmitted[] = [
-  { type: 'round.started', commitId: 'c-1', partitionCount: 3, tableOffsets: new Map(), at: 1000 },
+  { type: 'round.started', commitId: 'c-1', expected: new Map([['events', 3]]), tableOffsets: new Map(), at: 1000 },
   { type: 'round.ended', commitId: 'c-1', at: 3000, openMs: 2000 },
-  { type: 'round.status-recorded', commitId: 'c-1', sender: sender(), partitions: [0, 1], answered: 2 },
+  {
+    type: 'round.status-recorded',
+    commitId: 'c-1',
+    sender: sender(),
+    partitions: [
+      { topic: 'events', partition: 0 },
+      { topic: 'events', partition: 1 },
+    ],
+    answered: 2,
+  },
   {
     type: 'round.status-ignored',
     commitId: 'c-1',
@@ -25,7 +34,7 @@ const events: CoordinatorEmitted[] = [
     commitId: 'c-1',
     partial: true,
     answered: 2,
-    missing: [2],
+    missing: [{ topic: 'events', partition: 2 }],
     toCommit: true,
     collectingMs: 500,
   },
@@ -51,7 +60,7 @@ describe('the round report', () => {
     assert.equal(report.commitId, 'c-1')
     assert.equal(report.partitionCount, 3)
     assert.equal(report.answered, 2)
-    assert.deepEqual(report.missing, [2])
+    assert.deepEqual(report.missing, [{ topic: 'events', partition: 2 }])
     assert.equal(report.partial, true)
     assert.equal(report.accepted, 1)
     assert.equal(report.rejected.length, 1)
@@ -63,11 +72,14 @@ describe('the round report', () => {
     const next = foldRoundEvent(report, {
       type: 'round.started',
       commitId: 'c-2',
-      partitionCount: 4,
+      expected: new Map([
+        ['a', 3],
+        ['b', 1],
+      ]),
       tableOffsets: new Map(),
       at: 9000,
     })
-    assert.deepEqual(next, { ...newRoundReport('c-2'), partitionCount: 4 })
+    assert.deepEqual(next, { ...newRoundReport('c-2'), partitionCount: 4, severalTopics: true })
   })
 
   test('the completed line is JSON-safe and carries the snapshot id, phases and rejections', () => {
@@ -88,6 +100,23 @@ describe('the round report', () => {
     assert.equal(fields['lostRecords'], '2')
     assert.deepEqual(fields['phasesMs'], { open: 2000, collecting: 500, committing: 120, acking: 8 })
     assert.deepEqual(fields['rejected'], [{ partition: 1, reason: 'behind-table', tableOffset: '40', range: '30-35' }])
+  })
+
+  test('a missing or rejected partition is named with its topic when the dataset reads several', () => {
+    const completed = {
+      type: 'round.completed' as const,
+      commitId: 'c-1',
+      outcome: { kind: 'committed' as const, commitId: 'c-1', snapshotId: 1n },
+      phases: { openMs: 0, collectingMs: 0, committingMs: 0, ackingMs: 0 },
+      totalMs: 0,
+    }
+    assert.deepEqual(completedRoundFields('events', report, completed)['missing'], [2])
+    const several = { ...report, severalTopics: true }
+    const fields = completedRoundFields('events', several, completed)
+    assert.deepEqual(fields['missing'], ['events:2'])
+    assert.deepEqual(fields['rejected'], [
+      { topic: 'events', partition: 1, reason: 'behind-table', tableOffset: '40', range: '30-35' },
+    ])
   })
 
   test('the failed line names the phase and the error code', () => {

@@ -1,15 +1,18 @@
 // What one round did, gathered from the machine's emitted events for the round's single log line
 // and its metrics (the runner, dataset-coordinator.ts, feeds it). Pure: a fold over events.
+import type { TopicPartition } from '../protocol/index.ts'
 import { acceptedFiles, type LostRecords, type RejectedPartition } from './contiguity.ts'
 import type { CoordinatorEmitted, FailureSummary, PhaseDurations, Phase as RoundPhase } from './machine-types.ts'
 import type { Resolution } from './unresolved-commits.ts'
 
 export interface RoundReport {
   commitId: string | undefined
-  /** Partitions of the topic when the round started: the ones that had to answer. */
+  /** Partitions of the topics when the round started: the ones that had to answer. */
   partitionCount: number | undefined
+  /** The dataset reads several topics: a missing partition is named with its topic. */
+  severalTopics: boolean
   answered: number | undefined
-  missing: number[]
+  missing: TopicPartition[]
   /** The timeout cut the round short. */
   partial: boolean
   accepted: number
@@ -29,6 +32,7 @@ export function newRoundReport(commitId?: string): RoundReport {
   return {
     commitId,
     partitionCount: undefined,
+    severalTopics: false,
     answered: undefined,
     missing: [],
     partial: false,
@@ -46,7 +50,11 @@ export function newRoundReport(commitId?: string): RoundReport {
 export function foldRoundEvent(report: RoundReport, event: CoordinatorEmitted): RoundReport {
   switch (event.type) {
     case 'round.started':
-      return { ...newRoundReport(event.commitId), partitionCount: event.partitionCount }
+      return {
+        ...newRoundReport(event.commitId),
+        partitionCount: [...event.expected.values()].reduce((sum, count) => sum + count, 0),
+        severalTopics: event.expected.size > 1,
+      }
     case 'round.status-ignored':
       return { ...report, ignored: report.ignored + event.ignored.length }
     case 'round.collected':
@@ -76,10 +84,12 @@ function baseFields(dataset: string, report: RoundReport): Record<string, unknow
     commitId: report.commitId,
     partitions: report.partitionCount,
     answered: report.answered,
-    missing: report.missing,
+    // one topic: its partition numbers, as the line always said them; several: `topic:partition`
+    missing: report.missing.map(({ topic, partition }) => (report.severalTopics ? `${topic}:${partition}` : partition)),
     partial: report.partial,
     accepted: report.accepted,
-    rejected: report.rejected.map(({ partition, reason, tableOffset, range }) => ({
+    rejected: report.rejected.map(({ topic, partition, reason, tableOffset, range }) => ({
+      ...(report.severalTopics ? { topic } : {}),
       partition,
       reason,
       tableOffset: tableOffset?.toString(),

@@ -18,6 +18,8 @@ import {
 import { empty, failed, rotation, rotationReport, sender, topic, written } from './test-fixtures.ts'
 
 const commitId = 'c-1'
+/** Partitions of the fixtures' topic, as the tracker names them. */
+const at = (...partitions: number[]) => partitions.map((partition) => ({ topic, partition }))
 const report = (statuses: PartitionWriteStatus[], from: Sender = sender(), id = commitId) => ({
   commitId: id,
   sender: from,
@@ -25,30 +27,33 @@ const report = (statuses: PartitionWriteStatus[], from: Sender = sender(), id = 
 })
 
 function withAnswers(partitionCount: number, statuses: PartitionWriteStatus[]): RoundTracker {
-  return recordWriteStatus(openRound(commitId, topic, partitionCount), report(statuses)).tracker
+  return recordWriteStatus(openRound(commitId, new Map([[topic, partitionCount]])), report(statuses)).tracker
 }
 
 describe('RoundTracker', () => {
   test('a new round waits for every partition of the topic', () => {
-    const tracker = openRound(commitId, topic, 3)
-    assert.deepEqual(missingPartitions(tracker), [0, 1, 2])
+    const tracker = openRound(commitId, new Map([[topic, 3]]))
+    assert.deepEqual(missingPartitions(tracker), at(0, 1, 2))
     assert.equal(isRoundComplete(tracker), false)
   })
 
   test('is complete once every partition answered, an ERROR answer included', () => {
     const tracker = withAnswers(3, [written(0, 0n, 5n), empty(1), failed(2)])
-    assert.deepEqual(missingPartitions(tracker), [])
+    assert.deepEqual(missingPartitions(tracker), at())
     assert.equal(isRoundComplete(tracker), true)
   })
 
   test('a round of a topic with no partitions is complete at once', () => {
-    assert.equal(isRoundComplete(openRound(commitId, topic, 0)), true)
+    assert.equal(isRoundComplete(openRound(commitId, new Map([[topic, 0]]))), true)
   })
 
   test('records one report for many partitions', () => {
-    const result = recordWriteStatus(openRound(commitId, topic, 4), report([written(0, 0n, 5n), written(2, 0n, 5n)]))
-    assert.deepEqual(result.recorded, [0, 2])
-    assert.deepEqual(missingPartitions(result.tracker), [1, 3])
+    const result = recordWriteStatus(
+      openRound(commitId, new Map([[topic, 4]])),
+      report([written(0, 0n, 5n), written(2, 0n, 5n)]),
+    )
+    assert.deepEqual(result.recorded, at(0, 2))
+    assert.deepEqual(missingPartitions(result.tracker), at(1, 3))
   })
 
   const ignoredCases: Array<{ name: string; report: ReturnType<typeof report>; reason: string }> = [
@@ -71,10 +76,10 @@ describe('RoundTracker', () => {
   ]
   for (const c of ignoredCases) {
     test(`ignores ${c.name}`, () => {
-      const tracker = openRound(commitId, topic, 2)
+      const tracker = openRound(commitId, new Map([[topic, 2]]))
       const result = recordWriteStatus(tracker, c.report)
       assert.equal(result.tracker, tracker)
-      assert.deepEqual(result.recorded, [])
+      assert.deepEqual(result.recorded, at())
       assert.deepEqual(
         result.ignored.map((i) => i.reason),
         [c.reason],
@@ -92,28 +97,28 @@ describe('RoundTracker', () => {
     let tracker = withAnswers(1, [written(0, 0n, 5n)])
     tracker = recordWriteStatus(tracker, report([written(0, 5n, 9n)], sender(2, 'w2'))).tracker
     assert.deepEqual(answeredStatuses(tracker), [written(0, 5n, 9n)])
-    assert.equal(tracker.statuses.get(0)?.sender.workerId, 'w2')
+    assert.equal([...tracker.statuses.values()][0]?.sender.workerId, 'w2')
   })
 
   test('an older generation (a zombie owner) cannot replace a newer one', () => {
     const tracker = recordWriteStatus(
-      openRound(commitId, topic, 1),
+      openRound(commitId, new Map([[topic, 1]])),
       report([written(0, 5n, 9n)], sender(3, 'w2')),
     ).tracker
     const result = recordWriteStatus(tracker, report([written(0, 0n, 5n)], sender(2, 'w1')))
     assert.equal(result.tracker, tracker)
-    assert.deepEqual(result.ignored, [{ partition: 0, reason: 'older-generation' }])
+    assert.deepEqual(result.ignored, [{ topic, partition: 0, reason: 'older-generation' }])
   })
 
   test('the same status delivered twice is idempotent', () => {
     const tracker = withAnswers(2, [written(0, 0n, 5n)])
     const again = recordWriteStatus(tracker, report([written(0, 0n, 5n)]))
     assert.equal(again.tracker, tracker)
-    assert.deepEqual(again.ignored, [{ partition: 0, reason: 'duplicate' }])
+    assert.deepEqual(again.ignored, [{ topic, partition: 0, reason: 'duplicate' }])
   })
 
   test('recording never changes the tracker it was given', () => {
-    const tracker = openRound(commitId, topic, 2)
+    const tracker = openRound(commitId, new Map([[topic, 2]]))
     recordWriteStatus(tracker, report([written(0, 0n, 5n)]))
     assert.equal(tracker.statuses.size, 0)
   })
@@ -161,32 +166,32 @@ describe('decideRound', () => {
       'every partition answered with data: commit in full',
       [written(0, 0n, 5n), empty(1)],
       10,
-      { kind: 'commit', partial: false, missing: [] },
+      { kind: 'commit', partial: false, missing: at() },
     ],
     [
       'every partition answered, none with data: close the round without a snapshot',
       [empty(0), failed(1)],
       10,
-      { kind: 'close-empty', partial: false, missing: [] },
+      { kind: 'close-empty', partial: false, missing: at() },
     ],
-    ['a partition missing before the timeout: wait', [written(0, 0n, 5n)], 29_999, { kind: 'wait', missing: [1] }],
+    ['a partition missing before the timeout: wait', [written(0, 0n, 5n)], 29_999, { kind: 'wait', missing: at(1) }],
     [
       'a partition missing at the timeout: commit those that answered',
       [written(0, 0n, 5n)],
       30_000,
-      { kind: 'commit', partial: true, missing: [1] },
+      { kind: 'commit', partial: true, missing: at(1) },
     ],
     [
       'a partition missing at the timeout and no data: close without a snapshot',
       [empty(0)],
       30_001,
-      { kind: 'close-empty', partial: true, missing: [1] },
+      { kind: 'close-empty', partial: true, missing: at(1) },
     ],
     [
       'nobody answered by the timeout: close without a snapshot',
       [],
       30_000,
-      { kind: 'close-empty', partial: true, missing: [0, 1] },
+      { kind: 'close-empty', partial: true, missing: at(0, 1) },
     ],
   ]
   for (const [name, statuses, elapsed, expected] of cases) {
@@ -206,11 +211,11 @@ describe('RoundTracker, shared-segment statuses', () => {
   ])
 
   test('keeps the newest status of each sender, whole; completeness still counts partitions', () => {
-    let tracker = openRound(commitId, topic, 3)
+    let tracker = openRound(commitId, new Map([[topic, 3]]))
     let result = recordWriteStatus(tracker, asMessage(a1))
-    assert.deepEqual(result.recorded, [0, 1])
+    assert.deepEqual(result.recorded, at(0, 1))
     tracker = result.tracker
-    assert.deepEqual(missingPartitions(tracker), [2])
+    assert.deepEqual(missingPartitions(tracker), at(2))
     assert.equal(tracker.statuses.size, 0)
     // Another sender claiming partition 0 too (a zombie or the new owner): both are kept.
     const b1 = rotationReport(4, 'wb', [
@@ -221,11 +226,11 @@ describe('RoundTracker, shared-segment statuses', () => {
     ])
     tracker = recordWriteStatus(tracker, asMessage(b1)).tracker
     assert.equal(isRoundComplete(tracker), true)
-    assert.deepEqual(answeredPartitions(tracker), new Set([0, 1, 2]))
+    assert.deepEqual(answeredPartitions(tracker), at(0, 1, 2))
     // The first sender again, with one rotation more: its status is replaced, not merged.
     const a2 = rotationReport(3, 'wa', [...a1.rotations, rotation('ra2', [[1, 2n, 4n]])])
     result = recordWriteStatus(tracker, asMessage(a2))
-    assert.deepEqual(result.recorded, [0, 1])
+    assert.deepEqual(result.recorded, at(0, 1))
     assert.deepEqual(
       answeredReports(result.tracker).map((r) => [r.sender.workerId, r.rotations.map((x) => x.id)]),
       [
@@ -237,10 +242,10 @@ describe('RoundTracker, shared-segment statuses', () => {
   })
 
   test('ignores an older generation of the same member, a redelivery, and a status naming another topic', () => {
-    const tracker = recordWriteStatus(openRound(commitId, topic, 2), asMessage(a1)).tracker
+    const tracker = recordWriteStatus(openRound(commitId, new Map([[topic, 2]])), asMessage(a1)).tracker
     const older = { ...rotationReport(2, 'wa', []), statuses: [written(0, 0n, 0n, { files: [] })] }
     assert.deepEqual(recordWriteStatus(tracker, asMessage(older)).ignored, [
-      { partition: 0, reason: 'older-generation' },
+      { topic, partition: 0, reason: 'older-generation' },
     ])
     const again = recordWriteStatus(tracker, asMessage(a1))
     assert.equal(again.tracker, tracker)
@@ -268,15 +273,15 @@ describe('RoundTracker, shared-segment statuses', () => {
   })
 
   test('on the timeout commits the senders that answered', () => {
-    const tracker = recordWriteStatus(openRound(commitId, topic, 4), asMessage(a1)).tracker
-    assert.deepEqual(decideRound(tracker, 10, 10), { kind: 'commit', partial: true, missing: [2, 3] })
+    const tracker = recordWriteStatus(openRound(commitId, new Map([[topic, 4]])), asMessage(a1)).tracker
+    assert.deepEqual(decideRound(tracker, 10, 10), { kind: 'commit', partial: true, missing: at(2, 3) })
     const idle = rotationReport(1, 'wc', [], { summaries: [empty(2), empty(3)] })
-    const quiet = recordWriteStatus(openRound(commitId, topic, 2), asMessage(idle)).tracker
+    const quiet = recordWriteStatus(openRound(commitId, new Map([[topic, 2]])), asMessage(idle)).tracker
     assert.equal(hasDataToCommit(quiet), false)
   })
 
   test('both layouts answer one round (a rolling upgrade)', () => {
-    let tracker = recordWriteStatus(openRound(commitId, topic, 3), asMessage(a1)).tracker
+    let tracker = recordWriteStatus(openRound(commitId, new Map([[topic, 3]])), asMessage(a1)).tracker
     tracker = recordWriteStatus(tracker, report([written(2, 0n, 4n)])).tracker
     assert.equal(isRoundComplete(tracker), true)
     assert.deepEqual(
@@ -284,5 +289,82 @@ describe('RoundTracker, shared-segment statuses', () => {
       [2],
     )
     assert.equal(answeredReports(tracker).length, 1)
+  })
+})
+
+describe('RoundTracker, a dataset of several topics', () => {
+  const expected = new Map([
+    ['a', 2],
+    ['b', 1],
+  ])
+  const tp = (t: string, partition: number) => ({ topic: t, partition })
+  const onTopic = (t: string, rotations: RotationStatus[], generation = 3) => {
+    const base = rotationReport(generation, 'wa', [])
+    return {
+      commitId,
+      sender: base.sender,
+      topic: t,
+      statuses: rotations.flatMap((r) =>
+        r.ranges.map(({ partition }) => written(partition, 0n, 5n, { topic: t, files: [] })),
+      ),
+      rotations: rotations.map((r) => ({ ...r, ranges: r.ranges.map((range) => ({ ...range, topic: t })) })),
+    }
+  }
+
+  test('waits for every partition of every topic, and names each missing one with its topic', () => {
+    const tracker = openRound(commitId, expected)
+    assert.deepEqual(missingPartitions(tracker), [tp('a', 0), tp('a', 1), tp('b', 0)])
+    const answered = recordWriteStatus(tracker, report([written(0, 0n, 5n, { topic: 'b' })])).tracker
+    assert.deepEqual(missingPartitions(answered), [tp('a', 0), tp('a', 1)])
+  })
+
+  test('partition 0 of two topics are two partitions (the per-partition layout)', () => {
+    let tracker = openRound(commitId, expected)
+    tracker = recordWriteStatus(tracker, report([written(0, 0n, 5n, { topic: 'a' })])).tracker
+    tracker = recordWriteStatus(tracker, report([written(0, 0n, 7n, { topic: 'b' })])).tracker
+    assert.deepEqual(
+      answeredStatuses(tracker).map((s) => [s.topic, s.partition, s.kind === 'written' ? s.range.end : undefined]),
+      [
+        ['a', 0, 5n],
+        ['b', 0, 7n],
+      ],
+    )
+  })
+
+  test("one member's statuses of two topics are both kept, each replaced only by its own topic's", () => {
+    let tracker = openRound(commitId, expected)
+    tracker = recordWriteStatus(
+      tracker,
+      onTopic('a', [
+        rotation('ra1', [
+          [0, 0n, 5n],
+          [1, 0n, 2n],
+        ]),
+      ]),
+    ).tracker
+    tracker = recordWriteStatus(tracker, onTopic('b', [rotation('rb1', [[0, 0n, 3n]])])).tracker
+    assert.equal(isRoundComplete(tracker), true)
+    assert.deepEqual(
+      answeredReports(tracker).map((r) => r.rotations.map((x) => x.id)),
+      [['ra1'], ['rb1']],
+    )
+    tracker = recordWriteStatus(
+      tracker,
+      onTopic('b', [rotation('rb1', [[0, 0n, 3n]]), rotation('rb2', [[0, 3n, 4n]])]),
+    ).tracker
+    assert.deepEqual(
+      answeredReports(tracker).map((r) => r.rotations.map((x) => x.id)),
+      [['ra1'], ['rb1', 'rb2']],
+    )
+  })
+
+  test('a status that says one topic and holds another is ignored whole', () => {
+    const mixed = { ...onTopic('a', [rotation('ra1', [[0, 0n, 5n]])]), topic: 'b' }
+    const result = recordWriteStatus(openRound(commitId, expected), mixed)
+    assert.deepEqual(result.recorded, [])
+    assert.deepEqual(
+      result.ignored.map((i) => i.reason),
+      ['other-topic'],
+    )
   })
 })

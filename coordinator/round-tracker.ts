@@ -2,7 +2,7 @@
 // Iceberg's CommitState keeps it, but as immutable values so the machine's context can hold them
 // (every change returns a new tracker; an ignored status returns the same one). Pure.
 import { isDeepStrictEqual } from 'node:util'
-import type { PartitionWriteStatus, Sender, WriteStatusReport } from '../protocol/index.ts'
+import type { PartitionWriteStatus, Sender, TopicPartition, WriteStatusReport } from '../protocol/index.ts'
 import { advancesTable } from './contiguity.ts'
 import { type RotationReport, reportAdvances } from './rotation-check.ts'
 
@@ -11,17 +11,19 @@ export interface RecordedStatus {
   sender: Sender
 }
 
+/** Topic -> its partition count when the round started: partitions 0 .. count-1 of each must answer. */
+export type ExpectedPartitions = ReadonlyMap<string, number>
+
 export interface RoundTracker {
   readonly commitId: string
-  readonly topic: string
-  /** Partitions 0 .. partitionCount-1 of the dataset's topic are expected to answer. */
-  readonly partitionCount: number
-  /** The status that counts, per partition (the per-partition layout). */
-  readonly statuses: ReadonlyMap<number, RecordedStatus>
+  readonly expected: ExpectedPartitions
+  /** The status that counts, per partition (the per-partition layout), keyed by partitionKey. */
+  readonly statuses: ReadonlyMap<string, RecordedStatus>
   /**
-   * The shared-segment layout: the newest status of each sender (by member id). A partition may
-   * sit in two senders' rotations (a zombie and the new owner), and a rotation cannot be taken
-   * apart between them, so the check decides between whole statuses.
+   * The shared-segment layout: the newest status of each sender (by member id, and topic when
+   * its dataset reads several). A partition may sit in two senders' rotations (a zombie and the
+   * new owner), and a rotation cannot be taken apart between them, so the check decides between
+   * whole statuses.
    */
   readonly reports: ReadonlyMap<string, RotationReport>
 }
@@ -39,6 +41,7 @@ export type IgnoredReason =
   | 'late'
 
 export interface IgnoredStatus {
+  topic?: string
   partition: number
   reason: IgnoredReason
 }
@@ -46,13 +49,16 @@ export interface IgnoredStatus {
 export interface Recorded {
   tracker: RoundTracker
   /** Partitions whose status this report set or replaced. */
-  recorded: number[]
+  recorded: TopicPartition[]
   ignored: IgnoredStatus[]
 }
 
-export function openRound(commitId: string, topic: string, partitionCount: number): RoundTracker {
-  return { commitId, topic, partitionCount, statuses: new Map(), reports: new Map() }
+export function openRound(commitId: string, expected: ExpectedPartitions): RoundTracker {
+  return { commitId, expected, statuses: new Map(), reports: new Map() }
 }
+
+/** One key per (topic, partition): a topic name holds no NUL. */
+const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`
 
 function sameSender(a: Sender, b: Sender): boolean {
   return a.workerId === b.workerId && a.memberId === b.memberId && a.generation === b.generation
@@ -63,29 +69,31 @@ function sameSender(a: Sender, b: Sender): boolean {
  * same or a newer consumer-group generation: after a rebalance the old owner of a partition may
  * still answer, and its range is the stale one. (The contiguity check would reject a stale range
  * anyway; keeping the newer owner's answer means its files are the ones checked.) A partition
- * beyond `partitionCount` is kept: partitions added to the topic during the round answer too,
- * they just are not waited for.
+ * beyond its topic's expected count is kept: partitions added to a topic during the round answer
+ * too, they just are not waited for.
  */
 export function recordWriteStatus(tracker: RoundTracker, report: WriteStatusReport): Recorded {
   if (report.rotations !== undefined) return recordRotationReport(tracker, report, report.rotations)
-  const recorded: number[] = []
+  const recorded: TopicPartition[] = []
   const ignored: IgnoredStatus[] = []
-  let statuses: Map<number, RecordedStatus> | undefined
+  let statuses: Map<string, RecordedStatus> | undefined
   for (const status of report.statuses) {
-    const { partition } = status
-    if (report.commitId !== tracker.commitId) ignored.push({ partition, reason: 'other-commit' })
-    else if (status.topic !== tracker.topic) ignored.push({ partition, reason: 'other-topic' })
-    else if (!Number.isInteger(partition) || partition < 0) ignored.push({ partition, reason: 'invalid-partition' })
-    else {
-      const current = (statuses ?? tracker.statuses).get(partition)
+    const { topic, partition } = status
+    if (report.commitId !== tracker.commitId) ignored.push({ topic, partition, reason: 'other-commit' })
+    else if (!tracker.expected.has(topic)) ignored.push({ topic, partition, reason: 'other-topic' })
+    else if (!Number.isInteger(partition) || partition < 0) {
+      ignored.push({ topic, partition, reason: 'invalid-partition' })
+    } else {
+      const key = partitionKey(topic, partition)
+      const current = (statuses ?? tracker.statuses).get(key)
       if (current && report.sender.generation < current.sender.generation) {
-        ignored.push({ partition, reason: 'older-generation' })
+        ignored.push({ topic, partition, reason: 'older-generation' })
       } else if (current && sameSender(current.sender, report.sender) && isDeepStrictEqual(current.status, status)) {
-        ignored.push({ partition, reason: 'duplicate' })
+        ignored.push({ topic, partition, reason: 'duplicate' })
       } else {
         statuses ??= new Map(tracker.statuses)
-        statuses.set(partition, { status, sender: report.sender })
-        recorded.push(partition)
+        statuses.set(key, { status, sender: report.sender })
+        recorded.push({ topic, partition })
       }
     }
   }
@@ -102,17 +110,20 @@ function recordRotationReport(
   report: WriteStatusReport,
   rotations: NonNullable<WriteStatusReport['rotations']>,
 ): Recorded {
-  const partitions = report.statuses.map((s) => s.partition)
+  const partitions = report.statuses.map(({ topic, partition }) => ({ topic, partition }))
   const ignoreAll = (reason: IgnoredReason): Recorded => ({
     tracker,
     recorded: [],
-    ignored: partitions.map((partition) => ({ partition, reason })),
+    ignored: partitions.map((p) => ({ ...p, reason })),
   })
   if (report.commitId !== tracker.commitId) return ignoreAll('other-commit')
   const named = [...report.statuses, ...rotations.flatMap((r) => r.ranges)]
-  if (named.some((s) => s.topic !== tracker.topic)) return ignoreAll('other-topic')
+  if (named.some((s) => !tracker.expected.has(s.topic) || (report.topic !== undefined && s.topic !== report.topic)))
+    return ignoreAll('other-topic')
   if (named.some((s) => !Number.isInteger(s.partition) || s.partition < 0)) return ignoreAll('invalid-partition')
-  const key = report.sender.memberId === '' ? `worker:${report.sender.workerId}` : report.sender.memberId
+  const member = report.sender.memberId === '' ? `worker:${report.sender.workerId}` : report.sender.memberId
+  // A member of a dataset that reads several topics answers once per topic: each is its own report.
+  const key = report.topic === undefined ? member : `${member}\u0000${report.topic}`
   const current = tracker.reports.get(key)
   const next: RotationReport = { sender: report.sender, statuses: report.statuses, rotations }
   if (current && report.sender.generation < current.sender.generation) return ignoreAll('older-generation')
@@ -125,18 +136,27 @@ function recordRotationReport(
 }
 
 /** The partitions that answered, in either layout (an `error` answer counts as answered). */
-export function answeredPartitions(tracker: RoundTracker): Set<number> {
-  const answered = new Set(tracker.statuses.keys())
-  for (const report of tracker.reports.values()) for (const { partition } of report.statuses) answered.add(partition)
-  return answered
+export function answeredPartitions(tracker: RoundTracker): TopicPartition[] {
+  const answered = new Map<string, TopicPartition>()
+  for (const { status } of tracker.statuses.values()) answered.set(partitionKey(status.topic, status.partition), status)
+  for (const report of tracker.reports.values()) {
+    for (const status of report.statuses) answered.set(partitionKey(status.topic, status.partition), status)
+  }
+  return [...answered.values()].map(({ topic, partition }) => ({ topic, partition })).sort(byTopicPartition)
 }
 
-/** Expected partitions that have not answered (an `error` answer counts as answered). */
-export function missingPartitions(tracker: RoundTracker): number[] {
-  const answered = answeredPartitions(tracker)
-  const missing: number[] = []
-  for (let partition = 0; partition < tracker.partitionCount; partition++) {
-    if (!answered.has(partition)) missing.push(partition)
+function byTopicPartition(a: TopicPartition, b: TopicPartition): number {
+  return a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1
+}
+
+/** Expected partitions that have not answered (an `error` answer counts as answered), by topic and partition. */
+export function missingPartitions(tracker: RoundTracker): TopicPartition[] {
+  const answered = new Set(answeredPartitions(tracker).map(({ topic, partition }) => partitionKey(topic, partition)))
+  const missing: TopicPartition[] = []
+  for (const [topic, count] of tracker.expected) {
+    for (let partition = 0; partition < count; partition++) {
+      if (!answered.has(partitionKey(topic, partition))) missing.push({ topic, partition })
+    }
   }
   return missing
 }
@@ -151,7 +171,7 @@ export function isRoundComplete(tracker: RoundTracker): boolean {
 
 /** The statuses that count, by partition (the per-partition layout). */
 export function answeredStatuses(tracker: RoundTracker): PartitionWriteStatus[] {
-  return [...tracker.statuses.entries()].sort(([a], [b]) => a - b).map(([, recorded]) => recorded.status)
+  return [...tracker.statuses.values()].map((recorded) => recorded.status).sort(byTopicPartition)
 }
 
 /** The senders' shared-segment statuses that count, in the order they arrived. */
@@ -168,11 +188,11 @@ export function hasDataToCommit(tracker: RoundTracker): boolean {
 
 export type RoundDecision =
   /** Not everyone answered and there is time left. */
-  | { kind: 'wait'; missing: number[] }
+  | { kind: 'wait'; missing: TopicPartition[] }
   /** Commit the answers; `partial` when the timeout cut the round short (`missing` go next round). */
-  | { kind: 'commit'; partial: boolean; missing: number[] }
+  | { kind: 'commit'; partial: boolean; missing: TopicPartition[] }
   /** Nothing to commit: acknowledge the round without a snapshot (no empty Iceberg commits). */
-  | { kind: 'close-empty'; partial: boolean; missing: number[] }
+  | { kind: 'close-empty'; partial: boolean; missing: TopicPartition[] }
 
 /**
  * What to do with a round `elapsedMs` after END-COMMIT went out. The timeout counts from END, not

@@ -45,7 +45,7 @@ export async function updateLag(
       const table = offsets.get(partition)
       if (table === undefined) continue
       const lag = end > table ? end - table : 0n
-      deps.metrics.consumerLag.set({ dataset, partition: String(partition) }, Number(lag))
+      deps.metrics.consumerLag.set({ dataset, topic, partition: String(partition) }, Number(lag))
     }
   } catch (error) {
     deps.logger.warn({ dataset, topic, error: messageOf(error) }, 'could not read end offsets for lag')

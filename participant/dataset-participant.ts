@@ -1,164 +1,89 @@
-// The participant side of one dataset on one worker: a member of the dataset's consumer group that
-// ingests every partition assigned to it (consume -> decode -> WAL -> upload) and answers the
-// coordinator's rounds.
-//
-// Two mechanisms, each owning its part:
-// - the record loop (here): fetch the partitions whose machine is writing, decode, dead-letter,
-//   append, rotate on size/age/open segments, report memory and upload backlog. Plain code, per
-//   batch.
-// - one control machine per assigned partition (machine/, run by PartitionSlot): positioning from
-//   the table (invariant 2), recovery, pause/resume, END-COMMIT's flush and status, the ACK's
-//   deletes, resyncs and revocation. Control messages reach only the machines (and, in the shared
-//   layout, the WAL: it takes each ACK first).
-// What the loop and the rounds lean on lives beside it, one job a file: the WRITE-STATUS
-// (write-status-sender.ts), the group offsets (group-offsets.ts), the WAL gauges (wal-gauges.ts),
-// the sweep of unowned partitions (unowned-wal.ts), the dead-letter wiring (bad-records.ts), the
-// memory relief (relieve-memory.ts), the idle wait (wake-up.ts) and, in the shared-segment layout
-// (`wal.layout: shared`), the dataset's one WAL and queue (SharedLayout).
+// The participant side of one dataset on one worker: one member of the dataset's consumer group,
+// subscribed to every topic the dataset reads, and one TopicParticipant per topic that ingests the
+// topic's assigned partitions and answers the coordinator's rounds for them. A topic's partitions,
+// WAL and WRITE-STATUS are its own, so a dataset of one topic runs as it always did; what the
+// topics share is the membership (one join, one rebalance, one leave), the dataset's backpressure
+// and its gauges, which count every topic's WAL together.
 import type { ControlMessage } from '../protocol/index.ts'
-import { FloeError, isFatal, messageOf } from '../shared/index.ts'
+import type { TopicDataset } from '../shared/config/index.ts'
+import { topicDatasets } from '../shared/config/index.ts'
 import { GroupReader } from '../shared/kafka/index.ts'
-import { type BadRecords, badRecordsOf } from './bad-records.ts'
-import { compileDecoder } from './decode/index.ts'
-import { GroupOffsets } from './group-offsets.ts'
-import { InferredColumns } from './inferred-columns.ts'
-import { participantEventOf } from './machine/index.ts'
-import type { DatasetParticipantOptions, ParticipantTable } from './participant-options.ts'
-import type { BadRecord } from './partition-ingest.ts'
-import { type PartitionQueue, PartitionQueues } from './partition-queue.ts'
-import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalHolder } from './partition-slot.ts'
-import { BrokerPositions, gatheredLoad } from './positioning.ts'
-import { relieveMemory } from './relieve-memory.ts'
-import { RoundReports } from './round-reports.ts'
-import { SharedLayout } from './shared-partition-work.ts'
-import { bloomFieldIdsOf, TableFollower } from './table-follower.ts'
-import { StartSweeps } from './unowned-wal.ts'
-import { WakeUp } from './wake-up.ts'
+import type { DatasetParticipantOptions } from './participant-options.ts'
+import { TopicParticipant } from './topic-participant.ts'
 import { reportWalPressure, type WalGaugeTargets } from './wal-gauges.ts'
-import { WriteStatusSender } from './write-status-sender.ts'
 
 export class DatasetParticipant {
   readonly #o: DatasetParticipantOptions
   readonly #reader: GroupReader
-  readonly #env: SlotEnvironment
-  readonly #slots = new Map<number, PartitionSlot>()
-  /** Per partition number, kept across revoke and re-assign: the one order of a partition's work. */
-  readonly #queues = new PartitionQueues()
-  readonly #table: TableFollower
-  readonly #labels: { dataset: string }
+  /** In name order: the first topic's partition 0 says who coordinates. */
+  #topics: TopicParticipant[]
+  /**
+   * The topics the dataset reads now: a topic a topicPattern no longer matches (deleted) keeps its
+   * participant, idle without partitions, but no longer names the coordinator's partition 0.
+   */
+  #matched: ReadonlySet<string>
+  #running = false
   /** Where the WAL's memory and files are reported (wal-gauges.ts). */
   readonly #gauges: WalGaugeTargets
-  readonly #reports: RoundReports
-  readonly #badRecords: BadRecords
-  /** Files left by partitions moved to other workers, and by the other WAL layout (unowned-wal.ts). */
-  readonly #sweeps: StartSweeps
-  /** The dataset's shared WAL and its one queue (`wal.layout: shared`). */
-  readonly #shared: SharedLayout | undefined
-  /** A dataset that infers its columns: its schema changes, made between turns of the loop. */
-  readonly #inferred: InferredColumns | undefined
-  #running = false
-  #ready = false
-  #loop: Promise<void> | undefined
-  readonly #wakeUp = new WakeUp()
-  readonly #onPause = () => this.#broadcast({ type: 'backpressure.pause' })
-  readonly #onResume = () => {
-    this.#broadcast({ type: 'backpressure.resume' })
-    this.#wakeUp.wake()
-  }
 
   constructor(options: DatasetParticipantOptions) {
     this.#o = options
-    const { dataset } = options
-    this.#labels = { dataset: dataset.name }
+    const { dataset, logger } = options
     const { backpressure, metrics, uploads } = options
-    const reporter = `${dataset.name}/${options.group}`
-    this.#gauges = { backpressure, reporter, labels: this.#labels, metrics, uploads }
+    this.#gauges = {
+      backpressure,
+      reporter: `${dataset.name}/${options.group}`,
+      labels: { dataset: dataset.name },
+      metrics,
+      uploads,
+    }
     this.#reader = new GroupReader(
       options.connection,
       {
         groupId: options.group,
-        topic: dataset.topic,
+        topics: dataset.topics,
         sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
       },
       {
-        rejoining: (reason) => options.logger.warn({ reason }, 'joining the consumer group again'),
-        handingOn: (revoked) => options.logger.info({ revoked }, 'partitions revoked: joining again to hand them on'),
+        rejoining: (reason) => logger.warn({ reason }, 'joining the consumer group again'),
+        handingOn: (revoked, topic) =>
+          logger.info({ topic, revoked }, 'partitions revoked: joining again to hand them on'),
       },
     )
-    // a copy (its schema and spec follow the table's); an assignment's partitions load it together
-    const table = { ...options.table, offsets: gatheredLoad(options.table.offsets) }
-    this.#table = new TableFollower(table, options.table.current, options.logger)
-    // Data file location -> its bloom-filter sidecar: the partitions write it, the WRITE-STATUS reads it.
-    const sidecars = new Map<string, string>()
-    const statuses = new WriteStatusSender({
-      dataset: dataset.name,
-      group: options.group,
-      workerId: options.workerId,
-      membership: () => this.membership(),
-      partitionTypeOf: (specId, filePath) => this.#table.partitionTypeOf(specId, filePath),
-      sidecars,
-      statusSpill: options.statusSpill,
-      send: options.send,
-    })
-    const groupOffsets = new GroupOffsets({ commit: (offsets) => this.#reader.commit(offsets), logger: options.logger })
-    const shared = options.wal.layout === 'shared' ? new SharedLayout() : undefined
-    this.#shared = shared
-    this.#reports = new RoundReports({
-      send: (commitId, message) => statuses.send(commitId, message),
-      flushing: (commitId) => [...this.#slots.values()].some((slot) => slot.flushing(commitId)),
-      windowMs: options.statusWindowMs ?? 5000,
-      ...shared?.reports,
-    })
-    this.#badRecords = badRecordsOf(dataset, {
-      producer: options.producer,
-      maxMessageBytes: options.dlqMaxMessageBytes,
-      partitionCount: (topic) => options.admin.partitionCount(topic),
-      running: () => this.#running,
-      wait: (ms) => this.#wakeUp.idle(ms),
-      labels: this.#labels,
-      logger: options.logger,
-      metrics: options.metrics,
-      phases: options.phases,
-    })
-    this.#env = {
-      dataset,
-      table,
-      wal: options.wal,
-      bloomFieldIds: bloomFieldIdsOf(dataset, options.table.schema),
-      autoOffsetReset: options.autoOffsetReset,
-      broker: new BrokerPositions(dataset.topic, options.admin, this.#reader),
-      syncRetryMs: options.syncRetryMs ?? 1000,
-      reader: this.#reader,
-      admin: options.admin,
-      uploads: options.uploads,
-      reports: this.#reports,
-      decoder: compileDecoder(dataset, { maxRecordBytes: options.maxRecordBytes }, options.table.schema),
-      logger: options.logger,
-      metrics: options.metrics,
-      phases: options.phases,
-      sidecars,
-      commitGroupOffset: (partition, offset) => groupOffsets.commit(partition, offset),
-      changed: () => this.#changed(),
-    }
-    shared?.attach(this.#env)
-    this.#inferred = dataset.inferColumns ? this.#inferredColumns(options.table) : undefined
-    // In the shared layout every partition's folder is what the other layout left: none is owned.
-    this.#sweeps = new StartSweeps(
-      {
-        walDir: options.wal.dir,
-        dataset: dataset.name,
-        topic: dataset.topic,
-        layout: options.wal.layout ?? 'partition',
-        owned: (partition) => !shared && this.#slots.has(partition),
-        queue: (partition) => this.#queueOf(partition),
-      },
-      options.logger,
-    )
+    this.#topics = topicDatasets(dataset).map((topicDataset) => this.#topicParticipant(topicDataset))
+    this.#matched = new Set(dataset.topics)
   }
 
-  /** Joined the group and running its record loop. */
+  #topicParticipant(topicDataset: TopicDataset): TopicParticipant {
+    const { logger } = this.#o
+    return new TopicParticipant({
+      ...this.#o,
+      dataset: topicDataset,
+      reader: this.#reader.topicReader(topicDataset.topic),
+      // one topic: the lines it always wrote; several: each line says which topic
+      logger: topicDataset.severalTopics ? logger.child({ topic: topicDataset.topic }) : logger,
+      reportWal: () => this.#reportWal(),
+    })
+  }
+
+  /**
+   * The topics a topicPattern matches now. A new one is read from now on: the member subscribes
+   * to it and joins again, and it gets a TopicParticipant of its own, started at once.
+   */
+  follow(topics: readonly string[]): void {
+    this.#matched = new Set(topics)
+    const known = new Set(this.#topics.map((participant) => participant.topic))
+    const added = topics.filter((topic) => !known.has(topic))
+    if (added.length === 0) return
+    this.#reader.subscribe(added)
+    const participants = added.map((topic) => this.#topicParticipant({ ...this.#o.dataset, topic }))
+    if (this.#running) for (const participant of participants) participant.start()
+    this.#topics = [...this.#topics, ...participants].sort((a, b) => (a.topic < b.topic ? -1 : 1))
+  }
+
+  /** Joined the group and running every topic's record loop. */
   get ready(): boolean {
-    return this.#ready
+    return this.#topics.every((topic) => topic.ready)
   }
 
   /** The member id and group generation of this moment, as every WRITE-STATUS states them. */
@@ -171,212 +96,42 @@ export class DatasetParticipant {
     this.#reader.rebalance(reason)
   }
 
-  /** Partitions this member ingests now. */
+  /**
+   * Partitions of the dataset's first topic (name order) this member ingests now: the one that
+   * holds partition 0 runs the dataset's coordinator.
+   */
   get assigned(): number[] {
-    return [...this.#slots.keys()].sort((a, b) => a - b)
+    return this.#topics.find((participant) => this.#matched.has(participant.topic))?.assigned ?? []
   }
 
   async start(): Promise<void> {
     await this.#reader.join()
-    this.#o.backpressure.on('pause', this.#onPause)
-    this.#o.backpressure.on('resume', this.#onResume)
     this.#running = true
-    this.#loop = this.#run()
+    for (const topic of this.#topics) topic.start()
   }
 
-  /** A control message: START, END and ACK of this dataset and group go to the partitions' machines. */
-  receive(message: ControlMessage): Promise<void> {
-    if (message.dataset !== this.#o.dataset.name || message.group !== this.#o.group) return Promise.resolve()
-    this.#shared?.receive(message, this.#o.logger)
-    for (const slot of this.#slots.values()) {
-      const event = participantEventOf(message, slot.topic, slot.partition)
-      if (event) slot.send(event)
-    }
-    if (message.body.type === 'StartCommit') {
-      this.#sweeps.atStart(message.body)
-      const inferred = this.#inferred
-      if (inferred) {
-        const generation = inferred.generation
-        void this.#table.follow((shape) => inferred.changed(shape, generation), { adopt: false })
-      } else {
-        void this.#table.follow(({ schema, spec }) => {
-          for (const slot of this.#slots.values()) slot.useTable(schema, spec)
-          this.#shared?.wal.useTable(schema, spec)
-        })
-      }
-    }
-    return Promise.resolve()
+  /** A control message: START, END and ACK of this dataset and group go to every topic's partitions. */
+  async receive(message: ControlMessage): Promise<void> {
+    for (const topic of this.#topics) await topic.receive(message)
   }
 
   /**
-   * Stops the record loop and every partition: open segments rotate into ready files that a
+   * Stops every topic's record loop and partitions: open segments rotate into ready files that a
    * restart reuses (docs/design.md "Rotate ... shutdown"). With `leave`, the group is left at once so
    * the partitions move to other members; without, the membership lasts until the process ends
    * and its session times out (the Kafka client leaves whenever it closes its consumer).
    */
   async stop(options: { leave: boolean }): Promise<void> {
     this.#running = false
-    this.#wakeUp.wake()
-    await this.#loop?.catch(() => {})
-    this.#o.backpressure.off('pause', this.#onPause)
-    this.#o.backpressure.off('resume', this.#onResume)
-    this.#reports.close(new FloeError('INVARIANT_BROKEN', 'participant stopped'))
-    for (const slot of this.#slots.values()) await slot.shutdown().catch(() => {})
-    this.#slots.clear()
-    await this.#shared?.wal.close().catch(() => {})
-    this.#reportPressure()
+    await Promise.all(this.#topics.map((topic) => topic.stop()))
     if (options.leave) await this.#reader.leave().catch(() => {})
   }
 
-  // ---- the record loop -------------------------------------------------------------------------
-
-  async #run(): Promise<void> {
-    const { phases, logger } = this.#o
-    while (this.#running) {
-      try {
-        this.#followAssignment()
-        await this.#inferred?.settle()
-        this.#ready = true
-        const positions = new Map<number, bigint>()
-        let paused = false
-        for (const slot of this.#slots.values()) {
-          const position = slot.position
-          if (position !== undefined) positions.set(slot.partition, position)
-          else paused ||= slot.paused
-        }
-        if (positions.size === 0) {
-          phases.switchTo(paused ? 'paused' : 'idle')
-          await this.#rotateDue()
-          await this.#relieveMemory()
-          await this.#wakeUp.idle(200)
-          continue
-        }
-        phases.switchTo('poll')
-        const fetched = await this.#reader.fetch(positions)
-        // Decode every partition of the fetch, dead-letter their refused records in one send (a
-        // round trip per partition would cost more than the decoding), then append.
-        const decoded: [PartitionSlot, DecodedFetch][] = []
-        const bad: BadRecord[] = []
-        for (const part of fetched) {
-          const slot = this.#slots.get(part.partition)
-          if (!slot) continue
-          slot.reportLag(part)
-          const one = slot.decode(part)
-          if (!one) continue
-          decoded.push([slot, one])
-          for (const record of one.batch.bad) bad.push(record)
-          if (one.batch.widening) this.#inferred?.request(one.batch.widening)
-        }
-        if (bad.length > 0) {
-          phases.switchTo('dlq')
-          await this.#badRecords.handle(bad)
-        }
-        for (const [slot, one] of decoded) {
-          // stopped at its first record, for a wider schema: nothing to append
-          if (one.batch.next === one.batch.from) continue
-          const counts = await slot.append(one)
-          if (!counts) continue
-          phases.counts.in += counts.records
-          phases.counts.written += counts.rows
-          phases.counts.dlq += counts.bad
-          this.#o.metrics.recordsReceived.inc(this.#labels, counts.records)
-          this.#o.metrics.recordsWritten.inc(this.#labels, counts.rows)
-        }
-        phases.switchTo('write')
-        await this.#rotateDue()
-        this.#reportPressure()
-        await this.#relieveMemory()
-      } catch (error) {
-        if (!this.#running) break
-        if (isFatal(error)) {
-          // Retrying cannot mend it and reading on could commit on a broken premise.
-          logger.error({ err: messageOf(error), code: error.code }, 'record loop stopped by a fatal error')
-          this.#o.onFatal?.(error)
-          break
-        }
-        logger.warn({ err: messageOf(error), code: (error as FloeError).code }, 'record loop error; retrying')
-        phases.switchTo('idle')
-        await this.#wakeUp.idle(1000)
-      }
-    }
-    phases.switchTo('idle')
-  }
-
-  #inferredColumns(table: ParticipantTable): InferredColumns {
-    const { widen } = table
-    if (!widen)
-      throw new FloeError(
-        'INVARIANT_BROKEN',
-        `dataset ${this.#o.dataset.name} infers its columns, but cannot widen its table`,
-      )
-    return new InferredColumns({
-      follower: this.#table,
-      decoder: this.#env.decoder,
-      widen,
-      // every log is asked, even after one failed: a log whose rotation failed takes no appends
-      followTable: async ({ schema, spec }) => {
-        const logs = [...this.#slots.values(), ...(this.#shared ? [this.#shared.wal] : [])]
-        const results = await Promise.allSettled(logs.map((log) => log.followTable(schema, spec)))
-        for (const result of results) if (result.status === 'rejected') throw result.reason
-      },
-      logger: this.#o.logger,
-      phases: this.#o.phases,
-    })
-  }
-
-  async #rotateDue(): Promise<void> {
-    for (const slot of this.#slots.values()) await slot.rotateIfDue()
-    await this.#shared?.wal.rotateIfDue()
-  }
-
-  async #relieveMemory(): Promise<void> {
-    const { backpressure, metrics } = this.#o
-    if (await relieveMemory(this.#walHolders(), backpressure, metrics, this.#labels)) this.#reportPressure()
-  }
-
-  /** What holds the dataset's WAL memory and files: the shared WAL, or each partition's log. */
-  #walHolders(): Iterable<WalHolder> {
-    return this.#shared ? [this.#shared.wal] : this.#slots.values()
-  }
-
-  #queueOf(partition: number): PartitionQueue {
-    return this.#shared?.queue ?? this.#queues.of(partition)
-  }
-
-  /** Creates a machine for each newly assigned partition and revokes the ones the group took away. */
-  #followAssignment(): void {
-    const now = new Set(this.#reader.assigned())
-    for (const [partition, slot] of this.#slots) {
-      if (!now.has(partition)) {
-        // Revoked: the machine rotates and lets go; the new owner reads from the table's offset.
-        slot.send({ type: 'partition.revoked' })
-        this.#slots.delete(partition)
-        this.#changed()
-      }
-    }
-    for (const partition of now) {
-      if (this.#slots.has(partition)) continue
-      const slot = new PartitionSlot(this.#env, partition, this.#queueOf(partition), this.#o.backpressure.paused)
-      this.#slots.set(partition, slot)
-      // The member and generation tie the line to what the broker says of the group (describe it).
-      this.#o.logger.info({ partition, ...this.membership() }, 'partition assigned')
-    }
-  }
-
-  /** Tells the backpressure monitor this participant's share, and the gauges. */
-  #reportPressure(): void {
-    reportWalPressure(this.#walHolders(), this.#gauges)
-  }
-
-  // ---- plumbing --------------------------------------------------------------------------------
-
-  #broadcast(event: { type: 'backpressure.pause' } | { type: 'backpressure.resume' }): void {
-    for (const slot of this.#slots.values()) slot.send(event)
-  }
-
-  #changed(): void {
-    this.#reports.poke()
-    this.#wakeUp.wake()
-    if (this.#running) this.#reportPressure()
+  /** Tells the backpressure monitor the dataset's share, and the gauges: every topic's WAL together. */
+  #reportWal(): void {
+    reportWalPressure(
+      this.#topics.flatMap((topic) => [...topic.walHolders()]),
+      this.#gauges,
+    )
   }
 }

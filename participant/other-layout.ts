@@ -32,6 +32,8 @@ export interface UnreadScope {
   walDir: string
   dataset: string
   topic: string
+  /** The dataset reads several topics: each has a shared folder of its own (default: one topic). */
+  severalTopics?: boolean
   /** The table's next offset per partition; a partition it lacks has no row of it committed. */
   tableOffsets: ReadonlyMap<number, bigint>
 }
@@ -70,7 +72,7 @@ async function perPartitionFiles(scope: UnreadScope): Promise<UnreadFiles> {
 
 /** Rotations of the shared layout (`shared/`): each manifest lists its files and every partition's range. */
 async function sharedFiles(scope: UnreadScope): Promise<UnreadFiles> {
-  const dir = sharedLogDirectory(scope.walDir, scope.dataset)
+  const dir = sharedLogDirectory(scope.walDir, scope.dataset, scope.severalTopics === true ? scope.topic : undefined)
   const partitions = new Set<number>()
   let files = 0
   for (const name of await listWalDirectory(dir)) {

@@ -17,8 +17,8 @@ export interface ParticipantTable {
   spec: PartitionSpec
   /** Where data files go: `<table location>/data`. */
   dataLocation: string
-  /** The table's next offset per partition of the dataset's topic, as the table says now. */
-  offsets(): Promise<ReadonlyMap<number, bigint>>
+  /** The table's next offset per partition of one of the dataset's topics, as the table says now. */
+  offsets(topic: string): Promise<ReadonlyMap<number, bigint>>
   /**
    * The table's schema and default spec as the catalog says now, read at every START-COMMIT:
    * another engine may evolve them while Floe runs. Without it, the ones at start are kept.

@@ -7,7 +7,7 @@
 // done: an append never lands between a sync's close of the old log and its opening of the new
 // one, and a revoke that aborted a running sync lets go of the log that sync opened.
 //
-// One queue per partition number for the DatasetParticipant's life (PartitionQueues), not one per
+// One queue per partition number for the TopicParticipant's life (PartitionQueues), not one per
 // slot: a partition revoked and assigned again gets a new slot whose first sync waits for the old
 // slot's letting go, and the sweep never deletes files while the partition's steps use them.
 //

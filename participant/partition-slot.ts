@@ -5,9 +5,9 @@
 // `append`; everything else that touches the partition is one of the machine's actors.
 import { type Actor, createActor, fromCallback, fromPromise } from 'xstate'
 import type { PartitionWriteStatus } from '../protocol/index.ts'
-import type { DatasetConfig } from '../shared/config/index.ts'
+import type { TopicDataset } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
-import type { FetchedPartition, GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
+import type { FetchedPartition, KafkaAdmin, TopicReader } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
@@ -50,9 +50,9 @@ export interface WalSettings {
   encoders?: RowGroupEncoders
 }
 
-/** What the DatasetParticipant shares with each of its partitions. */
+/** What a topic's participant (TopicParticipant) shares with each of its partitions. */
 export interface SlotEnvironment {
-  dataset: DatasetConfig
+  dataset: TopicDataset
   table: {
     schema: Schema
     spec: PartitionSpec
@@ -65,7 +65,7 @@ export interface SlotEnvironment {
   /** The log starts, log ends and group offsets a starting point needs, asked in batches. */
   broker: BrokerPositionLookup
   syncRetryMs: number
-  reader: GroupReader
+  reader: TopicReader
   admin: KafkaAdmin
   uploads: UploadQueue
   reports: RoundReports
@@ -140,14 +140,14 @@ export class PartitionSlot implements WalHolder {
   readonly topic: string
   readonly actor: Actor<typeof participantMachine>
   readonly #env: SlotEnvironment
-  readonly #lagLabels: { dataset: string; partition: string }
+  readonly #lagLabels: { dataset: string; topic: string; partition: string }
   readonly #work: SlotWork
 
   constructor(env: SlotEnvironment, partition: number, queue: PartitionQueue, paused: boolean) {
     this.#env = env
     this.partition = partition
     this.topic = env.dataset.topic
-    this.#lagLabels = { dataset: env.dataset.name, partition: String(partition) }
+    this.#lagLabels = { dataset: env.dataset.name, topic: env.dataset.topic, partition: String(partition) }
     const resync = (reason: string) => this.actor.send({ type: 'ingest.resync', reason })
     const work = env.shared
       ? new SharedPartitionWork(env, partition, env.shared, resync)

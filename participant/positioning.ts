@@ -3,7 +3,7 @@
 // (default earliest: a sink starting at latest would lose what arrived before its first commit).
 
 import type { RangeOrigin } from '../protocol/index.ts'
-import type { GroupReader, KafkaAdmin } from '../shared/kafka/index.ts'
+import type { KafkaAdmin, TopicReader } from '../shared/kafka/index.ts'
 
 export interface StartingPoint {
   /** The first offset of the new chain of ranges, before recovery or the log start move it. */
@@ -71,7 +71,7 @@ export class BrokerPositions implements BrokerPositionLookup {
   constructor(
     topic: string,
     admin: Pick<KafkaAdmin, 'startOffsets' | 'endOffsets'>,
-    reader: Pick<GroupReader, 'committed'>,
+    reader: Pick<TopicReader, 'committed'>,
   ) {
     this.#logStarts = new Gathered((partitions) => admin.startOffsets(topic, partitions))
     this.#logEnds = new Gathered((partitions) => admin.endOffsets(topic, partitions))

@@ -2,7 +2,7 @@
 // (sync, flush, acknowledge, let go, append), each handed to the dataset's SharedWal, which runs
 // it on the dataset's one queue. What PartitionWork does per partition and the shared layout does
 // once per dataset (rotation triggers, memory relief, the table's changes, the ACK's deletes)
-// is the SharedWal's, called by the DatasetParticipant; here those are no-ops.
+// is the SharedWal's, called by the TopicParticipant; here those are no-ops.
 import {
   type ControlMessage,
   type LogStartJump,

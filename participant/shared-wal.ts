@@ -68,7 +68,11 @@ export class SharedWal {
   constructor(env: SlotEnvironment, queue: PartitionQueue) {
     this.#env = env
     this.#queue = queue
-    this.#dir = sharedLogDirectory(env.wal.dir, env.dataset.name)
+    this.#dir = sharedLogDirectory(
+      env.wal.dir,
+      env.dataset.name,
+      env.dataset.severalTopics ? env.dataset.topic : undefined,
+    )
     this.#labels = { dataset: env.dataset.name }
     this.#uploads = segmentUploadsOf(env)
     this.#rounds = new SharedRounds({

@@ -55,6 +55,8 @@ export async function sweepUnownedPartitions(sweep: UnownedSweep): Promise<numbe
 export interface StartSweepScope extends Omit<UnownedSweep, 'tableOffsets'> {
   /** The worker's WAL layout: the first START also looks for the other layout's files. */
   layout: WalLayout
+  /** The dataset reads several topics: each has a shared folder of its own. */
+  severalTopics: boolean
 }
 
 /**

@@ -20,6 +20,11 @@ export interface WriteStatusSenderOptions {
   dataset: string
   group: string
   workerId: string
+  /**
+   * The topic this sender answers for, set when the dataset reads several topics: the coordinator
+   * keeps one status per member and topic.
+   */
+  topic?: string | undefined
   /** The member id and generation of the moment in the dataset's consumer group. */
   membership(): Pick<Sender, 'memberId' | 'generation'>
   /** The partition type of a data file's spec (TableFollower.partitionTypeOf). */
@@ -39,7 +44,7 @@ export class WriteStatusSender {
   }
 
   async send(commitId: string, { statuses, rotations }: RoundMessage): Promise<void> {
-    const { dataset, group, workerId, statusSpill, sidecars } = this.#o
+    const { dataset, group, workerId, statusSpill, sidecars, topic } = this.#o
     const toEntry = (file: DataFile) =>
       toDataFileEntry(file, this.#o.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath))
     let message: ControlMessage<WriteStatus> = {
@@ -52,6 +57,7 @@ export class WriteStatusSender {
         type: 'WriteStatus',
         partitions: statuses.map((status) => toPartitionStatus(status, toEntry)),
         ...(rotations === undefined ? {} : { rotations: rotations.map((rotation) => toRotation(rotation, toEntry)) }),
+        ...(topic === undefined ? {} : { topic }),
       },
     }
     if (statusSpill) {

@@ -106,6 +106,11 @@ export interface WriteStatus {
   rotations?: Rotation[]
   /** When set, every partition's and rotation's `files` is empty here and the files are behind the pointer. */
   filesPointer?: FilesPointer
+  /**
+   * The topic the status answers for, from a dataset that reads several topics (one status per
+   * topic and member); absent from one that reads a single topic.
+   */
+  topic?: string
 }
 
 export interface PartitionFilePaths extends TopicPartition {

@@ -72,6 +72,8 @@ export interface WriteStatusReport {
   sender: Sender
   statuses: readonly PartitionWriteStatus[]
   rotations?: readonly RotationStatus[]
+  /** The topic it answers for, when its sender's dataset reads several (WriteStatus.topic). */
+  topic?: string
 }
 
 /**
@@ -162,5 +164,6 @@ export function writeStatusReport(
     ...(message.body.rotations === undefined
       ? {}
       : { rotations: message.body.rotations.map((rotation) => fromRotation(rotation, toDataFile)) }),
+    ...(message.body.topic === undefined ? {} : { topic: message.body.topic }),
   }
 }

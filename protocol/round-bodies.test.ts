@@ -49,7 +49,7 @@ describe('the round bodies', () => {
   })
 
   test('writes END-COMMIT naming every partition of the topic', () => {
-    assert.deepEqual(overTheWire(endCommitBody(topic, 3)).body.expectedPartitions, [
+    assert.deepEqual(overTheWire(endCommitBody(new Map([[topic, 3]]))).body.expectedPartitions, [
       { topic, partition: 0 },
       { topic, partition: 1 },
       { topic, partition: 2 },

@@ -27,11 +27,13 @@ export function startCommitBody(progress: Progress, snapshotId: bigint | null): 
   return { type: 'StartCommit', tableOffsets, snapshotId }
 }
 
-/** END-COMMIT's body: every partition of the topic is expected to answer. */
-export function endCommitBody(topic: string, partitionCount: number): EndCommit {
+/** END-COMMIT's body: partitions 0 .. count-1 of each topic are expected to answer. */
+export function endCommitBody(expected: ReadonlyMap<string, number>): EndCommit {
   return {
     type: 'EndCommit',
-    expectedPartitions: Array.from({ length: partitionCount }, (_, partition) => ({ topic, partition })),
+    expectedPartitions: [...expected].flatMap(([topic, count]) =>
+      Array.from({ length: count }, (_, partition) => ({ topic, partition })),
+    ),
   }
 }
 

@@ -63,6 +63,7 @@ export function bodyToWire(body: ControlBody): WireBody {
           fileCount: body.filesPointer?.fileCount ?? filesIn(body),
           rotations: (body.rotations ?? []).map(rotationToWire),
           sharedSegments: body.rotations !== undefined,
+          topic: body.topic ?? '',
         },
       }
     case 'CommitAcked':
@@ -112,7 +113,7 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
     case 'endCommit':
       return { type: 'EndCommit', expectedPartitions: body.value.expectedPartitions.map(tpFromWire) }
     case 'writeStatus': {
-      const { partitions, filesPointer, fileCount, rotations, sharedSegments } = body.value
+      const { partitions, filesPointer, fileCount, rotations, sharedSegments, topic } = body.value
       return {
         type: 'WriteStatus',
         partitions: partitions.map(partitionStatusFromWire),
@@ -121,6 +122,7 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
         // for per-partition ranges (a range without files moves the table past rows no file holds).
         ...(rotations.length === 0 && !sharedSegments ? {} : { rotations: rotations.map(rotationFromWire) }),
         ...(filesPointer === '' ? {} : { filesPointer: { location: filesPointer, fileCount } }),
+        ...(topic === '' ? {} : { topic }),
       }
     }
     case 'commitAcked':

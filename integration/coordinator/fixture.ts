@@ -128,7 +128,7 @@ export async function coordinatorFixture(t: TestContext): Promise<CoordinatorFix
     const metrics = createMetrics({ defaultMetrics: false })
     const logger = recordingLogger()
     const created = new DatasetCoordinator({
-      dataset: { name: dataset, topic },
+      dataset: { name: dataset, topics: () => [topic] },
       group,
       workerId,
       // Rounds end when a test asks (requestRound), never on the interval: no test waits on a clock.

@@ -172,7 +172,7 @@ test('the manifests keep what docs/operations.md says of them', async () => {
   const trigger = scaled.spec.triggers[0]
   assert.equal(trigger.type, 'kafka')
   assert.equal(trigger.metadata.consumerGroup, `${config.kafka.groupPrefix}-${dataset.name}`)
-  assert.equal(trigger.metadata.topic, dataset.topic)
+  assert.equal(trigger.metadata.topic, dataset.topics[0])
   assert.equal(trigger.metadata.bootstrapServers, config.kafka.brokers.join(','))
   assert.equal(trigger.metadata.allowIdleConsumers, 'false')
   assert.ok(scaled.spec.maxReplicaCount >= scaled.spec.minReplicaCount)

@@ -20,7 +20,18 @@ import { digestOf } from './log-digest.ts'
 const floe = join(import.meta.dirname, '..', '..', 'bin', 'floe')
 
 export interface FleetOptions {
+  /** Partitions of each topic the fleet creates (default 6). */
   partitions?: number
+  /**
+   * How many topics the dataset reads (default 1: `topic:`); more are `topics: [...]`, named
+   * `<first>`, `<first>.2`, ..., each with `partitions`.
+   */
+  topicCount?: number
+  /**
+   * The topics by `topicPattern` (`<first>(\..+)?`, looked for every 2 s) instead of a `topics`
+   * list; `addTopic` then makes one more that it matches.
+   */
+  topicPattern?: boolean
   commitIntervalSeconds?: number
   commitTimeoutSeconds?: number
   drainTimeoutSeconds?: number
@@ -203,7 +214,11 @@ export class WorkerProcess {
 
 export class Fleet {
   readonly dir: string
+  /** The dataset's first topic; `topics` holds every one. */
   readonly topic: string
+  readonly #topics: string[]
+  readonly #partitions: number
+  readonly #topicConfigs: Record<string, string> | undefined
   readonly table: string
   readonly config: string
   readonly dlqTopic: string
@@ -223,7 +238,7 @@ export class Fleet {
 
   private constructor(
     dir: string,
-    topic: string,
+    topics: readonly string[],
     table: string,
     config: string,
     options: FleetOptions,
@@ -231,7 +246,11 @@ export class Fleet {
     catalogEnv: NodeJS.ProcessEnv = {},
   ) {
     this.dir = dir
+    const [topic = ''] = topics
     this.topic = topic
+    this.#topics = [...topics]
+    this.#partitions = options.partitions ?? 6
+    this.#topicConfigs = options.topicConfigs
     this.table = table
     this.config = config
     this.dlqTopic = `${topic}-dlq`
@@ -265,10 +284,12 @@ export class Fleet {
   static async create(t: Pick<TestContext, 'after'>, options: FleetOptions = {}): Promise<Fleet> {
     const dir = await mkdtemp(join(tmpdir(), 'floe-e2e-'))
     const topic = uniqueName('e2e-events')
+    const topicCount = options.topicCount ?? 1
+    const topics = [topic, ...Array.from({ length: topicCount - 1 }, (_, i) => `${topic}.${i + 2}`)]
     const namespace = uniqueName('e2e')
     const table = `${namespace}.events`
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
-    await admin.ensureTopic(topic, options.partitions ?? 6, options.topicConfigs)
+    for (const name of topics) await admin.ensureTopic(name, options.partitions ?? 6, options.topicConfigs)
     await admin.close()
     const config = join(dir, 'floe.yaml')
     const azure = options.storage === 'azure'
@@ -313,7 +334,13 @@ ${catalog.yaml}${storage}ingestion:
     maxFileAgeMinutes: 1
 ${options.walLayout ? `    layout: ${options.walLayout}\n` : ''}${options.encoderThreads ? `    encoderThreads: ${options.encoderThreads}\n` : ''}datasets:
   - name: events
-    topic: ${topic}
+    ${
+      options.topicPattern
+        ? `topicPattern: '${topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\..+)?'\n    topicRefreshSeconds: 2`
+        : topicCount === 1
+          ? `topic: ${topic}`
+          : `topics: [${topics.join(', ')}]`
+    }
     table: ${table}
 ${options.dataset ?? defaultDataset}    dlqTopic: ${topic}-dlq
 ${tableProperties}${options.extraConfig ?? ''}
@@ -321,7 +348,7 @@ log:
   level: info
 `,
     )
-    const fleet = new Fleet(dir, topic, table, config, options, kafka, catalog.env)
+    const fleet = new Fleet(dir, topics, table, config, options, kafka, catalog.env)
     t.after(async () => {
       for (const worker of fleet.workers) worker.kill('SIGKILL')
       // A frozen process acts on SIGKILL too; SIGCONT for one that is stopped in a debugger.
@@ -345,6 +372,23 @@ log:
     const worker = new WorkerProcess(name, this.config, log, { ...this.#env, ...env }, wal)
     this.workers.push(worker)
     return worker
+  }
+
+  get topics(): readonly string[] {
+    return this.#topics
+  }
+
+  /** Creates one more topic (`<first>.<n>`, which a fleet's topicPattern matches); returns its name. */
+  async addTopic(): Promise<string> {
+    const topic = `${this.topic}.${this.#topics.length + 1}`
+    const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
+    try {
+      await admin.ensureTopic(topic, this.#partitions, this.#topicConfigs)
+    } finally {
+      await admin.close()
+    }
+    this.#topics.push(topic)
+    return topic
   }
 
   walDir(name: string): string {
@@ -377,8 +421,11 @@ log:
       event?: (id: string, i: number) => unknown
       /** Headers of each good event. */
       headers?: (id: string, i: number) => Record<string, string>
+      /** The topic to produce to (default: the first). */
+      topic?: string
     } = {},
   ): Promise<string[]> {
+    const topic = options.topic ?? this.topic
     const batch = options.batch ?? 500
     const partition = options.partition === undefined ? {} : { partition: options.partition }
     const first = this.ids.length
@@ -388,12 +435,12 @@ log:
         const records = []
         for (let i = sent; i < Math.min(count, sent + batch); i++) {
           if (options.badEvery && i % options.badEvery === options.badEvery - 1) {
-            const id = `${this.topic}-bad-${this.badIds.length}`
+            const id = `${topic}-bad-${this.badIds.length}`
             this.badIds.push(id)
-            records.push({ topic: this.topic, key: Buffer.from(id), value: malformedEvent(id), ...partition })
+            records.push({ topic, key: Buffer.from(id), value: malformedEvent(id), ...partition })
             continue
           }
-          const id = `${this.topic}-${this.ids.length}`
+          const id = `${topic}-${this.ids.length}`
           this.ids.push(id)
           const event = options.event?.(id, this.ids.length - 1) ?? {
             id,
@@ -404,7 +451,7 @@ log:
           }
           const headers = options.headers?.(id, this.ids.length - 1)
           records.push({
-            topic: this.topic,
+            topic,
             key: Buffer.from(id),
             value: Buffer.from(JSON.stringify(event)),
             ...partition,
@@ -495,14 +542,18 @@ log:
     const group = this.group
     const admin = new KafkaAdmin({ brokers: endpoints().kafka.brokers, clientId: 'e2e' })
     try {
-      const [{ state, members }, partitions] = await Promise.all([
-        admin.groupAssignment(group, this.topic),
-        admin.partitionCount(this.topic),
-      ])
-      const held = new Set(members.flatMap((member) => member.partitions))
-      const nobody = Array.from({ length: partitions ?? 0 }, (_, p) => p).filter((p) => !held.has(p))
-      const lines = members.map((member) => `   ${member.memberId}: [${member.partitions.join(',')}]`)
-      return [`group ${group} ${state}, held by no member: [${nobody.join(',')}]`, ...lines].join('\n')
+      const views: string[] = []
+      for (const topic of this.topics) {
+        const [{ state, members }, partitions] = await Promise.all([
+          admin.groupAssignment(group, topic),
+          admin.partitionCount(topic),
+        ])
+        const held = new Set(members.flatMap((member) => member.partitions))
+        const nobody = Array.from({ length: partitions ?? 0 }, (_, p) => p).filter((p) => !held.has(p))
+        const lines = members.map((member) => `   ${member.memberId}: [${member.partitions.join(',')}]`)
+        views.push(`group ${group} ${state}, ${topic} held by no member: [${nobody.join(',')}]`, ...lines)
+      }
+      return views.join('\n')
     } catch (error) {
       return `group ${group}: could not describe it: ${String(error)}`
     } finally {

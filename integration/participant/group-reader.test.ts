@@ -2,12 +2,12 @@
 // regression of a commit that lands while the group rebalances. The client then rejoins by itself
 // from the commit path, with the protocols given at construction; before the fix those were its
 // default (roundrobin), which the broker refuses against cooperative-sticky members (or which
-// switches the protocol of a group of one). And that a member's rebalance() makes a Stable group
-// rebalance without moving a partition.
+// switches the protocol of a group of one). That a member's rebalance() makes a Stable group
+// rebalance without moving a partition. And that one member reads several topics.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { GroupReader, KafkaAdmin } from '../../shared/kafka/index.ts'
+import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
 import { uniqueName } from '../harness.ts'
 import { connection } from './support.ts'
 
@@ -75,6 +75,51 @@ describe('GroupReader on the local broker', () => {
     } finally {
       await follower.leave().catch(() => {})
       await leader.leave().catch(() => {})
+    }
+  })
+
+  test('one member of several topics: each topic assigned and fetched on its own, and two members split them', async () => {
+    const topics = [uniqueName('it_group_reader_a'), uniqueName('it_group_reader_b')]
+    for (const topic of topics) await admin.ensureTopic(topic, 2)
+    const [a = '', b = ''] = topics
+    const producer = new KafkaProducer(connection('floe-it-group-reader-producer'))
+    await producer.send([
+      { topic: a, partition: 0, key: Buffer.from('k'), value: Buffer.from('in a') },
+      { topic: b, partition: 0, key: Buffer.from('k'), value: Buffer.from('in b') },
+    ])
+    await producer.close()
+    const settings = { groupId: `floe-it-${a}`, topics, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 }
+    const first = new GroupReader(connection('floe-it-group-reader-a'), settings)
+    const second = new GroupReader(connection('floe-it-group-reader-b'), settings)
+    try {
+      await first.join()
+      assert.deepEqual(
+        [first.assigned(a), first.assigned(b)],
+        [
+          [0, 1],
+          [0, 1],
+        ],
+      )
+      const read = async (topic: string) => {
+        const fetched = await first.topicReader(topic).fetch(new Map([[0, 0n]]))
+        return fetched.flatMap((p) => p.batches.flatMap((batch) => batch.records.map((r) => String(r.value))))
+      }
+      assert.deepEqual([await read(a), await read(b)], [['in a'], ['in b']])
+      assert.throws(() => first.assigned(), /not told which one/)
+      await second.join()
+      // cooperative-sticky: four partitions over two members, two each, every one held once
+      let held: number[][] = []
+      for (let i = 0; i < 150; i++) {
+        held = [first.assigned(a), first.assigned(b), second.assigned(a), second.assigned(b)]
+        if (held.flat().length === 4 && first.generation === second.generation) break
+        await sleep(200)
+      }
+      assert.equal(held.flat().length, 4, JSON.stringify(held))
+      assert.deepEqual([...held[0]!, ...held[2]!].sort(), [0, 1])
+      assert.deepEqual([...held[1]!, ...held[3]!].sort(), [0, 1])
+    } finally {
+      await second.leave().catch(() => {})
+      await first.leave().catch(() => {})
     }
   })
 })

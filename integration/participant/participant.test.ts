@@ -279,7 +279,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     const first = await f.coordinator.round({ ack: false })
     const afterFlush = await a.received()
     assert.equal(monitor.paused, true)
-    const tableNow = await f.table.offsets()
+    const tableNow = await f.table.offsets(f.topic)
     assert.deepEqual(
       [...first.statuses.values()].map((s) => s.rangeEnd).reduce((x, y) => x + y, 0n),
       [...tableNow.values()].reduce((x, y) => x + y, 0n),
@@ -289,7 +289,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     await waitFor('consuming to resume after the ACK', () => resumes > 0)
 
     let rounds = 1
-    const committed = async () => [...(await f.table.offsets()).values()].reduce((x, y) => x + y, 0n)
+    const committed = async () => [...(await f.table.offsets(f.topic)).values()].reduce((x, y) => x + y, 0n)
     while ((await committed()) < BigInt(total)) {
       await waitFor('a pause or the end of the topic', async () => monitor.paused || (await a.received()) === total)
       await f.coordinator.round()
@@ -336,7 +336,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     await produce(f.topic, firstBatch, PARTITIONS)
     await waitFor('the first batch consumed', async () => (await a.received()) === 600)
     const first = await f.coordinator.round({ ack: false })
-    const committed = await f.table.offsets()
+    const committed = await f.table.offsets(f.topic)
     for (const [partition, status] of first.statuses) assert.equal(committed.get(partition), status.rangeEnd)
 
     const secondBatch = Array.from({ length: 600 }, (_, k) => ({ index: 600 + k, value: goodEvent(600 + k) }))
@@ -366,7 +366,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     await produce(f.topic, firstBatch, PARTITIONS)
     await waitFor('the first batch consumed', async () => (await a.received()) === 900)
     await f.coordinator.round()
-    const committed = await f.table.offsets()
+    const committed = await f.table.offsets(f.topic)
 
     const secondBatch = Array.from({ length: 900 }, (_, k) => ({ index: 900 + k, value: goodEvent(900 + k) }))
     await produce(f.topic, secondBatch, PARTITIONS)
@@ -422,7 +422,7 @@ describe('the participant on Kafka, the REST catalog and Azurite', () => {
     await produce(f.topic, firstBatch, PARTITIONS)
     await waitFor('the first batch consumed', async () => (await a.received()) === 900)
     await f.coordinator.round()
-    const tableOffsets = await f.table.offsets()
+    const tableOffsets = await f.table.offsets(f.topic)
 
     const secondBatch = Array.from({ length: 900 }, (_, k) => ({ index: 900 + k, value: goodEvent(900 + k) }))
     await produce(f.topic, secondBatch, PARTITIONS)

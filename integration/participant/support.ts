@@ -189,8 +189,8 @@ export async function createDatasetTable(
       schema: currentSchema(metadata),
       spec: defaultSpec(metadata),
       dataLocation: dataLocation ?? `${metadata.location}/data`,
-      offsets: async () =>
-        readProgress((await catalog.loadTable(identifier)).metadata, group).get(dataset.topic) ?? new Map(),
+      offsets: async (topic) =>
+        readProgress((await catalog.loadTable(identifier)).metadata, group).get(topic) ?? new Map(),
     },
   }
 }
@@ -325,7 +325,7 @@ export class TestCoordinator {
   /** One whole round; with `ack: false` it stops after the commit (an ACK lost). */
   async round(options: { ack?: boolean; timeoutMs?: number } = {}): Promise<RoundResult> {
     const commitId = randomUUID()
-    const topic = this.#dataset.topic
+    const [topic = ''] = this.#dataset.topics
     const { metadata } = await this.#catalog.loadTable(this.#identifier)
     const progress = readProgress(metadata, this.#group)
     const tableOffsets = [...(progress.get(topic) ?? new Map<number, bigint>())].map(([partition, offset]) => ({

@@ -4,9 +4,13 @@
 // (with 1,000 partitions the ranges no longer fit in a file name).
 import { join } from 'node:path'
 
-/** `<wal.dir>/<dataset>/shared`: never a partition folder's name, which always ends in `-<partition>`. */
-export function sharedLogDirectory(walDir: string, dataset: string): string {
-  return join(walDir, dataset, 'shared')
+/**
+ * `<wal.dir>/<dataset>/shared`, or `shared.<topic>` for each topic of a dataset that reads several
+ * (their chains and rotations stay apart, as their statuses do): never a partition folder's name,
+ * which is `<topic>-<partition>`.
+ */
+export function sharedLogDirectory(walDir: string, dataset: string, topic?: string): string {
+  return join(walDir, dataset, topic === undefined ? 'shared' : `shared.${topic}`)
 }
 
 export type SharedFileName =

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseColumnType } from './column-types.ts'
+import { topicsMatching } from './datasets.ts'
 import { parseConfig, redact } from './load.ts'
 import { refusal } from './test-support.ts'
 
@@ -268,7 +269,7 @@ describe('the configuration file', () => {
     assert.equal(config.ingestion.wal.encoderThreads, 1)
     assert.equal(config.ingestion.wal.layout, 'partition')
     assert.equal(config.kafka.ssl, true)
-    assert.equal(config.datasets[0]?.topic, 'events-v2')
+    assert.deepEqual(config.datasets[0]?.topics, ['events-v2'])
     assert.equal(config.datasets[0]?.dlqTopic, 'dead')
   })
 
@@ -284,9 +285,77 @@ describe('the configuration file', () => {
     assert.doesNotMatch(printed, /s3cret|from-env/)
   })
 
+  test('topics: several topics, in name order, into the one table', () => {
+    const config = parseConfig(base.replace('topic: events', 'topics: [orders.eu, orders.us, clicks]'), 'floe.yaml', {})
+    assert.deepEqual(config.datasets[0]?.topics, ['clicks', 'orders.eu', 'orders.us'])
+    assert.equal(config.datasets[0]?.severalTopics, true)
+    const one = parseConfig(base, 'floe.yaml', {})
+    assert.deepEqual([one.datasets[0]?.topics, one.datasets[0]?.severalTopics], [['events'], false])
+  })
+
+  test('topicPattern: the whole name matches; internal, control and dead-letter topics never do', () => {
+    const config = parseConfig(base.replace('topic: events', "topicPattern: 'orders\\..*'"), 'floe.yaml', {})
+    const dataset = config.datasets[0]
+    assert.ok(dataset)
+    assert.deepEqual([dataset.topics, dataset.severalTopics, dataset.topicRefreshSeconds], [[], true, 30])
+    const names = ['orders.us', 'orders.eu', 'my-orders.us', 'orders', '__consumer_offsets', 'orders.dlq', 'orders.ctl']
+    assert.deepEqual(topicsMatching(dataset, names, new Set(['orders.dlq', 'orders.ctl'])), ['orders.eu', 'orders.us'])
+    const all = parseConfig(base.replace('topic: events', "topicPattern: '.*'"), 'floe.yaml', {}).datasets[0]
+    assert.ok(all)
+    assert.deepEqual(topicsMatching(all, names, new Set(['orders.dlq'])), [
+      'my-orders.us',
+      'orders',
+      'orders.ctl',
+      'orders.eu',
+      'orders.us',
+    ])
+  })
+
   const refusals: [string, string, NodeJS.ProcessEnv, RegExp][] = [
     ['a missing section', base.replace(/catalog:\n.*\n.*\n/, ''), {}, /catalog: missing/],
     ['a typo in a key', base.replace('topic: events', 'topik: events'), {}, /datasets\[0\]\.topik: unknown key/],
+    [
+      'neither topic nor topics',
+      base.replace('    topic: events\n', ''),
+      {},
+      /datasets\[0\]\.topic: name the topic to read \(or topics, or a topicPattern\)/,
+    ],
+    [
+      'both topic and topics',
+      base.replace('topic: events', 'topic: events\n    topics: [a, b]'),
+      {},
+      /datasets\[0\]\.topics: give one of topic, topics and topicPattern, not topic and topics/,
+    ],
+    [
+      'a topicPattern that is not a regular expression',
+      base.replace('topic: events', "topicPattern: 'orders.(eu'"),
+      {},
+      /datasets\[0\]\.topicPattern: not a regular expression/,
+    ],
+    [
+      'a topicPattern beside a topic',
+      base.replace('topic: events', "topic: events\n    topicPattern: 'x.*'"),
+      {},
+      /datasets\[0\]\.topicPattern: give one of topic, topics and topicPattern, not topic and topicPattern/,
+    ],
+    [
+      'a topic named twice',
+      base.replace('topic: events', 'topics: [a, b, a]'),
+      {},
+      /datasets\[0\]\.topics\[2\]: a is named twice/,
+    ],
+    [
+      'an empty topic list',
+      base.replace('topic: events', 'topics: []'),
+      {},
+      /datasets\[0\]\.topics: Too small: expected array to have >=1 items/,
+    ],
+    [
+      'a name Kafka would refuse',
+      base.replace('topic: events', 'topics: [orders, "bad/name"]'),
+      {},
+      /datasets\[0\]\.topics\[1\]: a Kafka topic name/,
+    ],
     // Two keys of early versions that never did anything: refused like any unknown key rather than
     // accepted and ignored, so an operator does not tune a knob that turns nothing.
     [

@@ -11,7 +11,23 @@ import type { RawDataset } from './schema.ts'
 
 export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
 
-export interface DatasetConfig extends Omit<RawDataset, 'badRecords' | 'customMapping' | 'schema' | 'partitionSpec'> {
+export interface DatasetConfig
+  extends Omit<
+    RawDataset,
+    'badRecords' | 'customMapping' | 'schema' | 'partitionSpec' | 'topic' | 'topics' | 'topicPattern'
+  > {
+  /**
+   * The topics the dataset reads, in name order, each once (`topic` or `topics`); with a
+   * topicPattern, the ones it matched when the worker looked (empty in the configuration).
+   */
+  topics: readonly string[]
+  /** `topicPattern`, anchored: a topic is read when its whole name matches. */
+  topicPattern: RegExp | undefined
+  /**
+   * Read from `topics` or `topicPattern`, not `topic`: each topic's shared WAL then has a folder
+   * of its own, as the first topic's would not know a second one is added later.
+   */
+  severalTopics: boolean
   /** What a record that cannot be decoded does; resolved from badRecords and dlqTopic. */
   badRecords: BadRecordsChoice
   /** Column -> JMESPath or `$kafka.*` source; in raw mode, the archive's fixed columns (RAW_ARCHIVE). */
@@ -293,8 +309,10 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
   }
 
   const parts = raw.table.split('.')
+  const { topic: _topic, topics: _topics, topicPattern: _pattern, ...rest } = raw
   return {
-    ...raw,
+    ...rest,
+    ...topicsOf(input, at),
     badRecords: badRecordsOf(raw, at),
     inferColumns,
     namespace: parts.slice(0, -1),
@@ -302,4 +320,54 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
     icebergSchema,
     icebergSpec: { 'spec-id': 0, fields: partitionFields },
   }
+}
+
+function topicsOf(input: RawDataset, at: string): Pick<DatasetConfig, 'topics' | 'severalTopics' | 'topicPattern'> {
+  const given = (['topic', 'topics', 'topicPattern'] as const).filter((key) => input[key] !== undefined)
+  if (given.length > 1)
+    invalid(`${at}.${given[1]}`, `give one of topic, topics and topicPattern, not ${given.join(' and ')}`)
+  if (input.topicPattern !== undefined) {
+    try {
+      return { topics: [], severalTopics: true, topicPattern: new RegExp(`^(?:${input.topicPattern})$`) }
+    } catch (error) {
+      invalid(`${at}.topicPattern`, `not a regular expression: ${messageOf(error)}`)
+    }
+  }
+  if (input.topics !== undefined) {
+    const seen = new Set<string>()
+    for (const [i, topic] of input.topics.entries()) {
+      if (seen.has(topic)) invalid(`${at}.topics[${i}]`, `${topic} is named twice`)
+      seen.add(topic)
+    }
+    return { topics: [...seen].sort(), severalTopics: true, topicPattern: undefined }
+  }
+  if (input.topic === undefined) invalid(`${at}.topic`, 'name the topic to read (or topics, or a topicPattern)')
+  return { topics: [input.topic], severalTopics: false, topicPattern: undefined }
+}
+
+/**
+ * The topics a dataset reads among `names` (the cluster's): its list, or, with a topicPattern, the
+ * names it matches in name order, leaving out Kafka's internal topics and `excluded` (the control
+ * topic and the dead-letter topics, which a broad pattern would otherwise read back).
+ */
+export function topicsMatching(
+  dataset: DatasetConfig,
+  names: Iterable<string>,
+  excluded: ReadonlySet<string>,
+): string[] {
+  const pattern = dataset.topicPattern
+  if (!pattern) return [...dataset.topics]
+  return [...new Set(names)]
+    .filter((name) => !name.startsWith('__') && !excluded.has(name) && pattern.test(name))
+    .sort()
+}
+
+/** A dataset as the participant of one of its topics sees it: the topic it reads. */
+export interface TopicDataset extends DatasetConfig {
+  topic: string
+}
+
+/** The dataset once per topic, in name order. */
+export function topicDatasets(dataset: DatasetConfig): TopicDataset[] {
+  return dataset.topics.map((topic) => ({ ...dataset, topic }))
 }

@@ -323,10 +323,28 @@ export const maintenanceSchema = z
   })
   .strict()
 
+// Kafka's legal topic name (a topic name also names a WAL folder, so it is checked here).
+const kafkaTopicName = /^[A-Za-z0-9._-]{1,249}$/
+const kafkaTopicNameRule = 'a Kafka topic name: letters, digits, dot, dash and underscore'
+
 export const datasetSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
-    topic: z.string().min(1),
+    /** The one topic the dataset reads; or `topics`, several (never both). */
+    topic: z.string().min(1).optional(),
+    /**
+     * Several topics into the one table, committed together: every round's one commit holds each
+     * topic's progress. The coordinator runs on the worker holding partition 0 of the first topic
+     * in name order.
+     */
+    topics: z.array(z.string().regex(kafkaTopicName, kafkaTopicNameRule)).min(1).optional(),
+    /**
+     * Every topic whose whole name matches this regular expression (as Kafka Connect's
+     * `topics.regex`), but Kafka's internal topics (`__*`), the control topic and the dead-letter
+     * topics; looked for again every topicRefreshSeconds, so a new topic is read without a restart.
+     */
+    topicPattern: z.string().min(1).optional(),
+    topicRefreshSeconds: positive.default(30),
     table: z.string().regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table'),
     /**
      * `mapped` (the default): each record's JSON value becomes a row by customMapping and schema.

@@ -54,6 +54,11 @@ export class KafkaAdmin {
     }
   }
 
+  /** The names of the cluster's topics (a topicPattern's candidates). */
+  async topicNames(): Promise<string[]> {
+    return this.#admin.listTopics({ includeInternals: false })
+  }
+
   /** The topic's partition count, or undefined when the topic does not exist. */
   async partitionCount(topic: string): Promise<number | undefined> {
     // A topic being deleted can still be listed and already be unknown to the metadata request

@@ -1,4 +1,4 @@
-// Reading one topic as a member of a consumer group, with positions the caller owns. Built on the
+// Reading a dataset's topics as one member of a consumer group, with positions the caller owns. Built on the
 // client's joinGroup() + fetch() rather than its stream (docs/decisions.md, bench/kafka-clients):
 // the stream cannot seek a partition or pause one, while here a seek is writing the position the
 // caller passes, and a paused partition is one the caller leaves out of the next fetch. The group
@@ -29,9 +29,13 @@ const READ_COMMITTED = 1
  */
 const retryDelayOf = (_client: unknown, operation: string): number => (operation === 'fetch' ? 50 : 1000)
 
-export interface GroupReaderSettings {
+/** The topic, or the topics, the member subscribes to (one membership reads them all). */
+export type GroupReaderTopics = { topic: string } | { topics: readonly string[] }
+
+export type GroupReaderSettings = GroupReaderTopics & GroupReaderTuning
+
+export interface GroupReaderTuning {
   groupId: string
-  topic: string
   sessionTimeoutMs?: number
   rebalanceTimeoutMs?: number
   heartbeatIntervalMs?: number
@@ -52,17 +56,39 @@ export interface GroupReaderEvents {
   /** The member is out of the group and joins again: why. */
   rejoining?: (reason: string) => void
   /** A rebalance took these partitions from the member, which joins again so the group hands them on. */
-  handingOn?: (revoked: number[]) => void
+  handingOn?: (revoked: number[], topic: string) => void
+}
+
+/**
+ * One topic of the member's subscription: what a topic's participant reads through. The
+ * membership (join, leave) stays with the GroupReader that made it.
+ */
+export interface TopicReader {
+  readonly topic: string
+  readonly memberId: string
+  readonly generation: number
+  readonly partitionCount: number
+  assigned(): number[]
+  fetch(positions: ReadonlyMap<number, bigint>): Promise<FetchedPartition[]>
+  commit(offsets: ReadonlyMap<number, bigint>): Promise<void>
+  committed(partitions: number[]): Promise<Map<number, bigint>>
+}
+
+/** What the reader knows of one topic from the cluster's metadata. */
+interface TopicMetadata {
+  id: string
+  partitionCount: number
+  leaders: Map<number, number>
 }
 
 export class GroupReader {
   readonly #consumer: Consumer<Buffer, Buffer, Buffer, Buffer>
-  readonly #settings: Required<GroupReaderSettings>
-  #topicId: string | undefined
-  #leaders = new Map<number, number>()
-  #partitionCount = 0
-  /** Per partition: producers whose aborted transaction the last response left open, and where. */
-  readonly #openAborts = new Map<number, OpenAborts>()
+  readonly #settings: Required<GroupReaderTuning>
+  /** The subscription, in the order given (a topicPattern's new topics at the end). */
+  readonly #topics: string[]
+  readonly #metadata = new Map<string, TopicMetadata>()
+  /** Per topic and partition: producers whose aborted transaction the last response left open, and where. */
+  readonly #openAborts = new Map<string, Map<number, OpenAborts>>()
   readonly #events: GroupReaderEvents
   /** Set when the client's own rejoin failed: this member is out of the group until join works. */
   #lost: Error | undefined
@@ -71,11 +97,14 @@ export class GroupReader {
   #member = false
   /** When the client was first seen neither heartbeating nor joining, while a member. */
   #silentSince: number | undefined
-  /** The partitions assigned() answered last. */
-  #held: readonly number[] = []
+  /** Per topic, the partitions assigned() answered last. */
+  readonly #held = new Map<string, readonly number[]>()
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings, events: GroupReaderEvents = {}) {
     this.#events = events
+    this.#topics = 'topics' in settings ? [...settings.topics] : [settings.topic]
+    if (this.#topics.length === 0) throw new FloeError('INVARIANT_BROKEN', 'a group reader needs a topic')
+    for (const topic of this.#topics) this.#openAborts.set(topic, new Map())
     const sessionTimeoutMs = settings.sessionTimeoutMs ?? 30_000
     this.#settings = {
       sessionTimeoutMs,
@@ -89,7 +118,7 @@ export class GroupReader {
       // 268 MiB of Buffers at the peak).
       maxBytes: 8 * 1024 * 1024,
       maxWaitMs: 500,
-      ...settings,
+      ...withoutTopics(settings),
     }
     this.#consumer = new Consumer({
       ...clientOptions(connection, 'reader'),
@@ -118,14 +147,64 @@ export class GroupReader {
     return this.#consumer.generationId
   }
 
-  get partitionCount(): number {
-    return this.#partitionCount
+  /** The partition count of the topic (of the only one when no topic is named), as last learnt. */
+  partitionCount(topic = this.#only()): number {
+    return this.#metadata.get(topic)?.partitionCount ?? 0
+  }
+
+  get topics(): readonly string[] {
+    return this.#topics
+  }
+
+  /**
+   * Adds topics to the subscription (a topicPattern matched new ones): the member joins again, so
+   * the group's leader assigns their partitions; every member keeps the ones it has.
+   */
+  subscribe(topics: readonly string[]): void {
+    const added = topics.filter((topic) => !this.#topics.includes(topic))
+    if (added.length === 0) return
+    for (const topic of added) {
+      this.#topics.push(topic)
+      this.#openAborts.set(topic, new Map())
+    }
+    this.rebalance(`subscribed to ${added.join(', ')}`)
+  }
+
+  /** One topic of the subscription, to read through. */
+  topicReader(topic: string): TopicReader {
+    if (!this.#topics.includes(topic)) throw new FloeError('INVARIANT_BROKEN', `topic ${topic} is not subscribed`)
+    const reader = this
+    return {
+      topic,
+      get memberId() {
+        return reader.memberId
+      },
+      get generation() {
+        return reader.generation
+      },
+      get partitionCount() {
+        return reader.partitionCount(topic)
+      },
+      assigned: () => this.assigned(topic),
+      fetch: (positions) => this.fetch(positions, topic),
+      commit: (offsets) => this.commit(offsets, topic),
+      committed: (partitions) => this.committed(partitions, topic),
+    }
+  }
+
+  /** The topic a call without one means: a reader of several topics is always told which. */
+  #only(): string {
+    const [first] = this.#topics
+    if (first === undefined || this.#topics.length > 1)
+      throw new FloeError('INVARIANT_BROKEN', 'a reader of several topics was not told which one')
+    return first
   }
 
   /** Joins the group (cooperative-sticky: a rebalance moves only the partitions that must move). */
   async join(): Promise<void> {
-    await this.#refreshMetadata()
-    this.#consumer.topics.track(this.#settings.topic)
+    const found = await this.#refreshMetadata()
+    if (found === 0) throw new FloeError('KAFKA_UNAVAILABLE', `topic ${this.#topics.join(', ')} does not exist`)
+    for (const topic of this.#topics) this.#consumer.topics.track(topic)
     try {
       await this.#consumer.joinGroup({
         sessionTimeout: this.#settings.sessionTimeoutMs,
@@ -147,17 +226,17 @@ export class GroupReader {
    * The partitions of the topic this member owns now. Read it before every fetch: the client
    * updates it as heartbeats bring a new assignment, before any event says so.
    */
-  assigned(): number[] {
+  assigned(topic = this.#only()): number[] {
     if (this.#lost) {
       this.#rejoin(`the client's own rejoin failed: ${this.#lost.message}`)
-      this.#held = []
+      this.#held.set(topic, [])
       return []
     }
     this.#watchMembership()
-    const assignment = this.#consumer.assignments?.find((a) => a.topic === this.#settings.topic)
+    const assignment = this.#consumer.assignments?.find((a) => a.topic === topic)
     const partitions = assignment ? [...assignment.partitions].sort((a, b) => a - b) : []
-    this.#handOn(partitions)
-    this.#held = partitions
+    this.#handOn(topic, partitions)
+    this.#held.set(topic, partitions)
     return partitions
   }
 
@@ -169,10 +248,10 @@ export class GroupReader {
    * made the group rebalance (minutes: no one read them). So the member that lost partitions joins
    * again itself; should the client's own join be under way, the two share its request.
    */
-  #handOn(now: readonly number[]): void {
-    const revoked = this.#held.filter((partition) => !now.includes(partition))
+  #handOn(topic: string, now: readonly number[]): void {
+    const revoked = (this.#held.get(topic) ?? []).filter((partition) => !now.includes(partition))
     if (revoked.length === 0 || !this.#member || this.#rejoining) return
-    this.#events.handingOn?.(revoked)
+    this.#events.handingOn?.(revoked, topic)
     this.#rejoin()
   }
 
@@ -230,13 +309,37 @@ export class GroupReader {
     )
   }
 
-  async #refreshMetadata(): Promise<void> {
-    const metadata = await this.#consumer.metadata({ topics: [this.#settings.topic], forceUpdate: true })
-    const topic = metadata.topics.get(this.#settings.topic)
-    if (!topic) throw new FloeError('KAFKA_UNAVAILABLE', `topic ${this.#settings.topic} does not exist`)
-    this.#topicId = topic.id
-    this.#partitionCount = topic.partitionsCount
-    this.#leaders = new Map(topic.partitions.map((p, index) => [index, p.leader]))
+  /**
+   * Learns every subscribed topic's partitions and leaders; returns how many exist. A topic that
+   * does not (deleted since it matched a topicPattern) is forgotten: a fetch of it fails, the
+   * others' go on.
+   */
+  async #refreshMetadata(): Promise<number> {
+    let answers: { topics: Map<string, { id: string; partitionsCount: number; partitions: { leader: number }[] }> }[]
+    try {
+      answers = [await this.#consumer.metadata({ topics: [...this.#topics], forceUpdate: true })]
+    } catch (error) {
+      // One unknown topic fails the whole request: with several, each is asked alone.
+      if (this.#topics.length === 1) throw error
+      const each = await Promise.allSettled(
+        this.#topics.map((topic) => this.#consumer.metadata({ topics: [topic], forceUpdate: true })),
+      )
+      answers = each.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : []))
+      if (answers.length === 0) throw error
+    }
+    for (const name of this.#topics) {
+      const topic = answers.map((answer) => answer.topics.get(name)).find((found) => found !== undefined)
+      if (!topic) {
+        this.#metadata.delete(name)
+        continue
+      }
+      this.#metadata.set(name, {
+        id: topic.id,
+        partitionCount: topic.partitionsCount,
+        leaders: new Map(topic.partitions.map((p, index) => [index, p.leader])),
+      })
+    }
+    return this.#metadata.size
   }
 
   /**
@@ -246,12 +349,16 @@ export class GroupReader {
    * for the caller; not leader and the like: the cluster is learned again for the next fetch);
    * the other partitions of the same request are read as usual (docs/design.md invariant 10).
    */
-  async fetch(positions: ReadonlyMap<number, bigint>): Promise<FetchedPartition[]> {
+  async fetch(positions: ReadonlyMap<number, bigint>, topic = this.#only()): Promise<FetchedPartition[]> {
     if (positions.size === 0) return []
-    if (!this.#topicId || [...positions.keys()].some((p) => !this.#leaders.has(p))) await this.#refreshMetadata()
+    const known = this.#metadata.get(topic)
+    if (!known || [...positions.keys()].some((p) => !known.leaders.has(p))) await this.#refreshMetadata()
+    const metadata = this.#metadata.get(topic)
+    if (!metadata) throw new FloeError('KAFKA_UNAVAILABLE', `topic ${topic} does not exist`)
+    const openAborts = this.#openAborts.get(topic) ?? new Map<number, OpenAborts>()
     const byLeader = new Map<number, Map<number, bigint>>()
     for (const [partition, position] of positions) {
-      const leader = this.#leaders.get(partition)
+      const leader = metadata.leaders.get(partition)
       // No leader now (an election is under way): left out until the metadata names one.
       if (leader === undefined || leader < 0) continue
       const asked = byLeader.get(leader) ?? new Map<number, bigint>()
@@ -263,7 +370,8 @@ export class GroupReader {
     await Promise.all(
       [...byLeader].map(async ([node, asked]) => {
         try {
-          const read = readFetchResponse(await this.#fetchFrom(node, asked, byLeader.size), asked, this.#openAborts)
+          const response = await this.#fetchFrom(node, metadata.id, asked, byLeader.size)
+          const read = readFetchResponse(response, asked, openAborts)
           results.push(...read.partitions)
           staleMetadata ||= read.staleMetadata
         } catch (error) {
@@ -281,7 +389,7 @@ export class GroupReader {
   }
 
   /** One fetch request to one broker; a response whose only errors are per partition is returned, not thrown. */
-  async #fetchFrom(node: number, asked: ReadonlyMap<number, bigint>, leaders: number) {
+  async #fetchFrom(node: number, topicId: string, asked: ReadonlyMap<number, bigint>, leaders: number) {
     try {
       return await this.#consumer.fetch({
         node,
@@ -290,7 +398,7 @@ export class GroupReader {
         isolationLevel: READ_COMMITTED,
         topics: [
           {
-            topicId: this.#topicId ?? '',
+            topicId,
             partitions: [...asked].map(([partition, fetchOffset]) => ({
               partition,
               fetchOffset,
@@ -309,11 +417,11 @@ export class GroupReader {
   }
 
   /** Commits the group's offsets (partition -> next offset to read): lag monitoring only. */
-  async commit(offsets: ReadonlyMap<number, bigint>): Promise<void> {
+  async commit(offsets: ReadonlyMap<number, bigint>, topic = this.#only()): Promise<void> {
     if (offsets.size === 0) return
     await this.#consumer.commit({
       offsets: [...offsets].map(([partition, offset]) => ({
-        topic: this.#settings.topic,
+        topic,
         partition,
         offset,
         leaderEpoch: -1,
@@ -322,9 +430,9 @@ export class GroupReader {
   }
 
   /** The group's committed offsets for the topic's partitions (positions for partitions the table never saw). */
-  async committed(partitions: number[]): Promise<Map<number, bigint>> {
-    const offsets = await this.#consumer.listCommittedOffsets({ topics: [{ topic: this.#settings.topic, partitions }] })
-    const list = offsets.get(this.#settings.topic) ?? []
+  async committed(partitions: number[], topic = this.#only()): Promise<Map<number, bigint>> {
+    const offsets = await this.#consumer.listCommittedOffsets({ topics: [{ topic, partitions }] })
+    const list = offsets.get(topic) ?? []
     const result = new Map<number, bigint>()
     for (const partition of partitions) {
       const offset = list[partition]
@@ -342,4 +450,13 @@ export class GroupReader {
       await this.#consumer.close(true)
     }
   }
+}
+
+function withoutTopics(settings: GroupReaderSettings): GroupReaderTuning {
+  const {
+    topic: _topic,
+    topics: _topics,
+    ...tuning
+  } = settings as GroupReaderTuning & { topic?: string; topics?: string[] }
+  return tuning
 }

@@ -10,5 +10,6 @@ export {
   type GroupReaderEvents,
   type GroupReaderSettings,
   type RecordsBatch,
+  type TopicReader,
 } from './group-reader.ts'
 export { classifyProduceError, KafkaProducer, type OutgoingRecord, type ProducerSettings } from './producer.ts'

@@ -137,8 +137,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
     }),
     consumerLag: new Gauge({
       name: 'floe_consumer_lag',
-      help: 'Topic end offset minus the table offset, per partition',
-      labelNames: ['dataset', 'partition'],
+      help: 'Topic end offset minus the table offset, per partition of each topic',
+      labelNames: ['dataset', 'topic', 'partition'],
       registers,
     }),
     workerReady: new Gauge({
