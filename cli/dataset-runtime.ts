@@ -206,9 +206,11 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     followTopics(matched) {
       const added = matched.filter((topic) => !topics.includes(topic))
       const removed = topics.filter((topic) => !matched.includes(topic))
-      if (added.length === 0 && removed.length === 0) return
-      log.info({ added, removed, topics: matched }, 'the topics the dataset reads changed (topicPattern)')
-      topics = [...matched]
+      if (added.length > 0 || removed.length > 0) {
+        log.info({ added, removed, topics: matched }, 'the topics the dataset reads changed (topicPattern)')
+        topics = [...matched]
+      }
+      // every time: a topic the group has not assigned yet (just made) is asked for again
       participant.follow(matched)
     },
     group,

@@ -72,10 +72,10 @@ export class DatasetParticipant {
    */
   follow(topics: readonly string[]): void {
     this.#matched = new Set(topics)
+    this.#reader.subscribe(topics)
     const known = new Set(this.#topics.map((participant) => participant.topic))
     const added = topics.filter((topic) => !known.has(topic))
     if (added.length === 0) return
-    this.#reader.subscribe(added)
     const participants = added.map((topic) => this.#topicParticipant({ ...this.#o.dataset, topic }))
     if (this.#running) for (const participant of participants) participant.start()
     this.#topics = [...this.#topics, ...participants].sort((a, b) => (a.topic < b.topic ? -1 : 1))

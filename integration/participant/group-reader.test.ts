@@ -122,4 +122,51 @@ describe('GroupReader on the local broker', () => {
       await first.leave().catch(() => {})
     }
   })
+
+  test('a subscribed topic deleted (a pattern no longer matches it): the other is read on, and joins go on', async () => {
+    const kept = uniqueName('it_group_reader_kept')
+    const gone = uniqueName('it_group_reader_gone')
+    for (const topic of [kept, gone]) await admin.ensureTopic(topic, 2)
+    const reader = new GroupReader(connection('floe-it-group-reader-a'), {
+      groupId: `floe-it-${kept}`,
+      topics: [kept, gone],
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 1000,
+    })
+    try {
+      await reader.join()
+      assert.deepEqual(
+        [reader.assigned(kept), reader.assigned(gone)],
+        [
+          [0, 1],
+          [0, 1],
+        ],
+      )
+      await admin.deleteTopic(gone)
+      const generation = reader.generation
+      reader.rebalance('test')
+      let held: number[][] = []
+      for (let i = 0; i < 150; i++) {
+        held = [reader.assigned(kept), reader.assigned(gone)]
+        if (reader.generation > generation && held[1]?.length === 0 && !reader.lost) break
+        await sleep(200)
+      }
+      assert.equal(reader.lost, undefined)
+      assert.deepEqual(held, [[0, 1], []])
+      const fetched = await reader.topicReader(kept).fetch(new Map([[0, 0n]]))
+      assert.deepEqual(
+        fetched.map((p) => p.error),
+        [undefined],
+      )
+      // made again and subscribed again: assigned again
+      await admin.ensureTopic(gone, 2)
+      for (let i = 0; i < 150 && reader.assigned(gone).length === 0; i++) {
+        reader.subscribe([kept, gone])
+        await sleep(200)
+      }
+      assert.deepEqual(reader.assigned(gone), [0, 1])
+    } finally {
+      await reader.leave().catch(() => {})
+    }
+  })
 })

@@ -157,17 +157,18 @@ export class GroupReader {
   }
 
   /**
-   * Adds topics to the subscription (a topicPattern matched new ones): the member joins again, so
-   * the group's leader assigns their partitions; every member keeps the ones it has.
+   * Reads these topics too (a topicPattern matches them now). One the group does not assign yet
+   * (new, or deleted and made again) makes the member join again, so the group's leader assigns its
+   * partitions; every member keeps the ones it has.
    */
   subscribe(topics: readonly string[]): void {
-    const added = topics.filter((topic) => !this.#topics.includes(topic))
-    if (added.length === 0) return
-    for (const topic of added) {
+    for (const topic of topics) {
+      if (this.#topics.includes(topic)) continue
       this.#topics.push(topic)
       this.#openAborts.set(topic, new Map())
     }
-    this.rebalance(`subscribed to ${added.join(', ')}`)
+    const untracked = topics.filter((topic) => !this.#consumer.topics.has(topic))
+    if (untracked.length > 0) this.rebalance(`subscribed to ${untracked.join(', ')}`)
   }
 
   /** One topic of the subscription, to read through. */
@@ -204,7 +205,16 @@ export class GroupReader {
   async join(): Promise<void> {
     const found = await this.#refreshMetadata()
     if (found === 0) throw new FloeError('KAFKA_UNAVAILABLE', `topic ${this.#topics.join(', ')} does not exist`)
-    for (const topic of this.#topics) this.#consumer.topics.track(topic)
+    // The subscription is the topics that exist now: a deleted one (a topicPattern's) is left out
+    // until it is made again, as the group's assignor has no partitions to give of it.
+    const subscribed = this.#consumer.topics
+    for (const topic of this.#topics) {
+      if (this.#metadata.has(topic)) {
+        if (!subscribed.has(topic)) subscribed.track(topic)
+      } else {
+        while (subscribed.has(topic)) subscribed.untrack(topic)
+      }
+    }
     try {
       await this.#consumer.joinGroup({
         sessionTimeout: this.#settings.sessionTimeoutMs,
