@@ -130,7 +130,6 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     log.info({ reasons }, reasons.length ? 'pausing consumers' : 'resuming consumers')
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
-  let topics = dataset.topics
   const phases = new PhaseClock()
   const participant = new DatasetParticipant({
     dataset,
@@ -178,7 +177,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     onFatal: fatal,
   })
   const coordinator = new DatasetCoordinator({
-    dataset: { name: dataset.name, topics: () => topics },
+    dataset: { name: dataset.name, topics: () => participant.topics },
     group,
     workerId: deps.workerId,
     commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,
@@ -201,14 +200,14 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   const runtime: DatasetRuntime = {
     name: dataset.name,
     get topics() {
-      return topics
+      return participant.topics
     },
     followTopics(matched) {
+      const topics = participant.topics
       const added = matched.filter((topic) => !topics.includes(topic))
       const removed = topics.filter((topic) => !matched.includes(topic))
       if (added.length > 0 || removed.length > 0) {
         log.info({ added, removed, topics: matched }, 'the topics the dataset reads changed (topicPattern)')
-        topics = [...matched]
       }
       // every time: a topic the group has not assigned yet (just made) is asked for again
       participant.follow(matched)

@@ -105,27 +105,13 @@ export class DatasetCoordinator {
   #unresolved: UnresolvedCommit[] = []
   /** Per topic: partitions that stop answering because no member holds them (unheld-partitions.ts). */
   readonly #unheld = new Map<string, UnheldPartitionGuard>()
-  readonly #unheldOf: (topic: string) => UnheldPartitionGuard
 
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
     this.#now = options.now ?? Date.now
     this.#labels = { dataset: options.dataset.name }
     this.#gauges = new TableGauges(options.metrics, options.dataset.name)
-    const { catalog, storage, table, logger, metrics, maintenance, group, admin, rebalance, sessionTimeoutMs } = options
-    this.#unheldOf = (topic) => {
-      let guard = this.#unheld.get(topic)
-      if (!guard) {
-        guard = new UnheldPartitionGuard({
-          dataset: options.dataset.name,
-          topic,
-          ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
-          now: this.#now,
-        })
-        this.#unheld.set(topic, guard)
-      }
-      return guard
-    }
+    const { catalog, storage, table, logger, metrics, maintenance } = options
     this.#log = new RoundLog({ dataset: options.dataset.name, logger, metrics, now: this.#now, gauges: this.#gauges })
     const target = { catalog, storage, table, logger, metrics, now: this.#now, gauges: this.#gauges }
     this.#maintenance = maintenance && tableMaintenance({ ...maintenance, ...target, dataset: options.dataset.name })
@@ -363,6 +349,22 @@ export class DatasetCoordinator {
       )
       return unreadableWriteStatus(message, error)
     }
+  }
+
+  /** The topic's guard, made when the topic first goes missing (a topicPattern's topics change). */
+  #unheldOf(topic: string): UnheldPartitionGuard {
+    let guard = this.#unheld.get(topic)
+    if (!guard) {
+      const { dataset, group, admin, logger, metrics, rebalance, sessionTimeoutMs } = this.#o
+      guard = new UnheldPartitionGuard({
+        dataset: dataset.name,
+        topic,
+        ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
+        now: this.#now,
+      })
+      this.#unheld.set(topic, guard)
+    }
+    return guard
   }
 
   // ---- what the machine emits -----------------------------------------------------------------

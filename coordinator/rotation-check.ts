@@ -47,7 +47,8 @@ export function reportAdvances(report: RotationReport): boolean {
   return report.rotations.some((r) => r.files.length > 0) || report.statuses.some(advancesTable)
 }
 
-const keyOf = (topic: string, partition: number) => `${partition}:${topic}`
+/** One key per (topic, partition): the partition's digits end at the first colon. */
+export const topicPartitionKey = (topic: string, partition: number): string => `${partition}:${topic}`
 
 /** What one partition gained in this commit. */
 interface Touched {
@@ -81,16 +82,16 @@ export function checkRound(
   const touched = new Map<string, Touched>()
   const refused = new Map<string, Omit<RejectedPartition, 'tableOffset'>>()
   const nextOf = (topic: string, partition: number) =>
-    next.get(keyOf(topic, partition)) ?? progress.get(topic)?.get(partition)
+    next.get(topicPartitionKey(topic, partition)) ?? progress.get(topic)?.get(partition)
   const refuse = (claim: Claim, reason: RejectionReason) => {
     const { topic, partition, range } = claim
-    const key = keyOf(topic, partition)
+    const key = topicPartitionKey(topic, partition)
     if (!refused.has(key)) refused.set(key, { topic, partition, range, reason })
   }
   /** Moves `next` over accepted claims; files go with the partition only for per-partition statuses. */
   const advance = (claim: Claim, summary: WrittenStatus, jump: LogStartJump | undefined, files: DataFile[] = []) => {
     const { topic, partition, range } = claim
-    const key = keyOf(topic, partition)
+    const key = topicPartitionKey(topic, partition)
     let entry = touched.get(key)
     if (!entry) {
       entry = { topic, partition, start: range.start, tableOffset: progress.get(topic)?.get(partition), files: [] }
@@ -139,14 +140,14 @@ export function checkRound(
       return
     }
     for (const status of report.statuses) {
-      if (summaries.claimed.has(keyOf(status.topic, status.partition))) continue
+      if (summaries.claimed.has(topicPartitionKey(status.topic, status.partition))) continue
       // A jump with nothing read after it yet: a claim of no positions that moves the table.
       if (status.kind === 'written' && advancesTable(status)) judgeStatus(status)
       else noteUnclaimed(status)
     }
     for (const rotation of report.rotations) {
       const verdicts = rotation.ranges.map((claim) => {
-        const summary = summaries.claimed.get(keyOf(claim.topic, claim.partition)) as WrittenStatus
+        const summary = summaries.claimed.get(topicPartitionKey(claim.topic, claim.partition)) as WrittenStatus
         return { claim, summary, verdict: judgeClaim(claim, summary, nextOf(claim.topic, claim.partition)) }
       })
       const stop = verdicts.find((v) => v.verdict.kind === 'rejected')
@@ -222,7 +223,7 @@ function judgeClaim(
 function chainSummaries(report: RotationReport): { claimed: Map<string, WrittenStatus> } | undefined {
   const byPartition = new Map<string, PartitionWriteStatus>()
   for (const status of report.statuses) {
-    const key = keyOf(status.topic, status.partition)
+    const key = topicPartitionKey(status.topic, status.partition)
     if (byPartition.has(key) || (status.kind === 'written' && status.files.length > 0)) return undefined
     byPartition.set(key, status)
   }
@@ -231,7 +232,7 @@ function chainSummaries(report: RotationReport): { claimed: Map<string, WrittenS
     const seen = new Set<string>()
     let holdsPositions = false
     for (const { topic, partition, range } of rotation.ranges) {
-      const key = keyOf(topic, partition)
+      const key = topicPartitionKey(topic, partition)
       if (seen.has(key) || range.end < range.start) return undefined
       seen.add(key)
       holdsPositions ||= range.end > range.start

@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { PartitionWriteStatus, Sender, TopicPartition, WriteStatusReport } from '../protocol/index.ts'
 import { advancesTable } from './contiguity.ts'
-import { type RotationReport, reportAdvances } from './rotation-check.ts'
+import { type RotationReport, reportAdvances, topicPartitionKey } from './rotation-check.ts'
 
 export interface RecordedStatus {
   status: PartitionWriteStatus
@@ -17,7 +17,7 @@ export type ExpectedPartitions = ReadonlyMap<string, number>
 export interface RoundTracker {
   readonly commitId: string
   readonly expected: ExpectedPartitions
-  /** The status that counts, per partition (the per-partition layout), keyed by partitionKey. */
+  /** The status that counts, per partition (the per-partition layout), keyed by topicPartitionKey. */
   readonly statuses: ReadonlyMap<string, RecordedStatus>
   /**
    * The shared-segment layout: the newest status of each sender (by member id, and topic when
@@ -57,9 +57,6 @@ export function openRound(commitId: string, expected: ExpectedPartitions): Round
   return { commitId, expected, statuses: new Map(), reports: new Map() }
 }
 
-/** One key per (topic, partition): a topic name holds no NUL. */
-const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`
-
 function sameSender(a: Sender, b: Sender): boolean {
   return a.workerId === b.workerId && a.memberId === b.memberId && a.generation === b.generation
 }
@@ -84,7 +81,7 @@ export function recordWriteStatus(tracker: RoundTracker, report: WriteStatusRepo
     else if (!Number.isInteger(partition) || partition < 0) {
       ignored.push({ topic, partition, reason: 'invalid-partition' })
     } else {
-      const key = partitionKey(topic, partition)
+      const key = topicPartitionKey(topic, partition)
       const current = (statuses ?? tracker.statuses).get(key)
       if (current && report.sender.generation < current.sender.generation) {
         ignored.push({ topic, partition, reason: 'older-generation' })
@@ -135,14 +132,19 @@ function recordRotationReport(
   return { tracker: { ...tracker, reports }, recorded: partitions, ignored: [] }
 }
 
+/** Every partition that answered, in either layout (an `error` answer counts), by topicPartitionKey. */
+function answered(tracker: RoundTracker): Map<string, TopicPartition> {
+  const partitions = new Map<string, TopicPartition>()
+  for (const [key, { status }] of tracker.statuses) partitions.set(key, status)
+  for (const report of tracker.reports.values()) {
+    for (const status of report.statuses) partitions.set(topicPartitionKey(status.topic, status.partition), status)
+  }
+  return partitions
+}
+
 /** The partitions that answered, in either layout (an `error` answer counts as answered). */
 export function answeredPartitions(tracker: RoundTracker): TopicPartition[] {
-  const answered = new Map<string, TopicPartition>()
-  for (const { status } of tracker.statuses.values()) answered.set(partitionKey(status.topic, status.partition), status)
-  for (const report of tracker.reports.values()) {
-    for (const status of report.statuses) answered.set(partitionKey(status.topic, status.partition), status)
-  }
-  return [...answered.values()].map(({ topic, partition }) => ({ topic, partition })).sort(byTopicPartition)
+  return [...answered(tracker).values()].map(({ topic, partition }) => ({ topic, partition })).sort(byTopicPartition)
 }
 
 function byTopicPartition(a: TopicPartition, b: TopicPartition): number {
@@ -151,11 +153,11 @@ function byTopicPartition(a: TopicPartition, b: TopicPartition): number {
 
 /** Expected partitions that have not answered (an `error` answer counts as answered), by topic and partition. */
 export function missingPartitions(tracker: RoundTracker): TopicPartition[] {
-  const answered = new Set(answeredPartitions(tracker).map(({ topic, partition }) => partitionKey(topic, partition)))
+  const keys = answered(tracker)
   const missing: TopicPartition[] = []
   for (const [topic, count] of tracker.expected) {
     for (let partition = 0; partition < count; partition++) {
-      if (!answered.has(partitionKey(topic, partition))) missing.push({ topic, partition })
+      if (!keys.has(topicPartitionKey(topic, partition))) missing.push({ topic, partition })
     }
   }
   return missing

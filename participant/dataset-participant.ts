@@ -5,8 +5,7 @@
 // topics share is the membership (one join, one rebalance, one leave), the dataset's backpressure
 // and its gauges, which count every topic's WAL together.
 import type { ControlMessage } from '../protocol/index.ts'
-import type { TopicDataset } from '../shared/config/index.ts'
-import { topicDatasets } from '../shared/config/index.ts'
+import { type TopicDataset, topicDatasets } from '../shared/config/index.ts'
 import { GroupReader } from '../shared/kafka/index.ts'
 import type { DatasetParticipantOptions } from './participant-options.ts'
 import { TopicParticipant } from './topic-participant.ts'
@@ -18,10 +17,11 @@ export class DatasetParticipant {
   /** In name order: the first topic's partition 0 says who coordinates. */
   #topics: TopicParticipant[]
   /**
-   * The topics the dataset reads now: a topic a topicPattern no longer matches (deleted) keeps its
-   * participant, idle without partitions, but no longer names the coordinator's partition 0.
+   * The topics the dataset reads now, in name order: a topic a topicPattern no longer matches
+   * (deleted) keeps its participant, idle without partitions, but no longer names the
+   * coordinator's partition 0.
    */
-  #matched: ReadonlySet<string>
+  #matched: readonly string[]
   #running = false
   /** Where the WAL's memory and files are reported (wal-gauges.ts). */
   readonly #gauges: WalGaugeTargets
@@ -51,7 +51,7 @@ export class DatasetParticipant {
       },
     )
     this.#topics = topicDatasets(dataset).map((topicDataset) => this.#topicParticipant(topicDataset))
-    this.#matched = new Set(dataset.topics)
+    this.#matched = dataset.topics
   }
 
   #topicParticipant(topicDataset: TopicDataset): TopicParticipant {
@@ -71,7 +71,7 @@ export class DatasetParticipant {
    * to it and joins again, and it gets a TopicParticipant of its own, started at once.
    */
   follow(topics: readonly string[]): void {
-    this.#matched = new Set(topics)
+    this.#matched = topics
     this.#reader.subscribe(topics)
     const known = new Set(this.#topics.map((participant) => participant.topic))
     const added = topics.filter((topic) => !known.has(topic))
@@ -101,7 +101,12 @@ export class DatasetParticipant {
    * holds partition 0 runs the dataset's coordinator.
    */
   get assigned(): number[] {
-    return this.#topics.find((participant) => this.#matched.has(participant.topic))?.assigned ?? []
+    return this.#topics.find((participant) => this.#matched.includes(participant.topic))?.assigned ?? []
+  }
+
+  /** The topics the dataset reads now, in name order (a topicPattern's change as it is followed). */
+  get topics(): readonly string[] {
+    return this.#matched
   }
 
   async start(): Promise<void> {
