@@ -7,7 +7,7 @@ import { type Catalog, SqlCatalog } from '../shared/catalog/index.ts'
 import { parseConfig } from '../shared/config/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
-import { ensureDatasetTable } from './tables.ts'
+import { ensureDatasetTable, RoutedTables } from './tables.ts'
 
 const dataset = (table: string) =>
   parseConfig(
@@ -138,6 +138,26 @@ describe('making a dataset table ready', () => {
     const { catalog } = losingCatalog(sql, { failures: 10, racing: false })
     await assert.rejects(ensureDatasetTable(catalog, fresh(), { retry }), { code: 'CATALOG_UNAVAILABLE' })
     assert.deepEqual(waits, [100, 200])
+  })
+
+  test("a route's tables: one creation for asks made together, and one that failed is made on a later ask", async () => {
+    waits.length = 0
+    const { catalog, creates } = losingCatalog(sql, { failures: 3, racing: false })
+    const routed = new RoutedTables(catalog, dataset('routed.progress'), { retry })
+    const together = [routed.ensure('routed.e_eu'), routed.ensure('routed.e_eu')]
+    await assert.rejects(together[0]!, { code: 'CATALOG_UNAVAILABLE' })
+    await assert.rejects(together[1]!, { code: 'CATALOG_UNAVAILABLE' })
+    assert.deepEqual(creates, ['namespace routed', 'namespace routed', 'namespace routed'])
+    assert.equal(routed.size, 0, 'the failure is forgotten')
+    await Promise.all([routed.ensure('routed.e_eu'), routed.ensure('routed.e_eu'), routed.ensure('routed.e_us')])
+    await routed.ensure('routed.e_eu')
+    assert.deepEqual(creates.slice(3).sort(), ['namespace routed', 'namespace routed', 'table e_eu', 'table e_us'])
+    assert.equal(routed.size, 2)
+    const loaded = await sql.loadTable({ namespace: ['routed'], name: 'e_us' })
+    assert.deepEqual(
+      loaded.metadata.schemas[0]?.fields.map((f) => f.name),
+      ['id'],
+    )
   })
 
   test('does not try again what the catalog refused (a 4xx)', async () => {

@@ -97,6 +97,51 @@ export async function ensureDatasetTable(
   return ready
 }
 
+/**
+ * The dataset as one of the tables its route names sees it: the same columns, spec and
+ * properties, another name, and no route of its own.
+ */
+export function routedDataset(dataset: DatasetConfig, table: string): DatasetConfig {
+  const parts = table.split('.')
+  return { ...dataset, table, namespace: parts.slice(0, -1), tableName: parts.at(-1) ?? table, route: undefined }
+}
+
+/**
+ * The tables a routed dataset's records name, each made ready once per worker (created with the
+ * dataset's schema and spec on first use, or checked against them): the first record of a table
+ * asks, every later one finds it ready. Workers that meet a new table at once each create it, and
+ * createOrFind makes every one of them find the one table. A failed ensure is forgotten, so the
+ * next record asks again. Only the names are kept, not the tables' metadata: a dataset may route
+ * to thousands.
+ */
+export class RoutedTables {
+  readonly #catalog: Catalog
+  readonly #dataset: DatasetConfig
+  readonly #options: EnsureTableOptions
+  readonly #ready = new Map<string, Promise<void>>()
+
+  constructor(catalog: Catalog, dataset: DatasetConfig, options: EnsureTableOptions = {}) {
+    this.#catalog = catalog
+    this.#dataset = dataset
+    this.#options = options
+  }
+
+  /** Tables made ready (or being made ready) by this worker. */
+  get size(): number {
+    return this.#ready.size
+  }
+
+  ensure(table: string): Promise<void> {
+    let ready = this.#ready.get(table)
+    if (ready === undefined) {
+      ready = ensureDatasetTable(this.#catalog, routedDataset(this.#dataset, table), this.#options).then(() => {})
+      this.#ready.set(table, ready)
+      ready.catch(() => this.#ready.delete(table))
+    }
+    return ready
+  }
+}
+
 /** How often a schema change is planned again after another writer changed the table first. */
 const evolveAttempts = 5
 

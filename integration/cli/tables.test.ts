@@ -4,14 +4,14 @@
 // duplicate key in iceberg_namespace_properties) instead of a 409; that must not stop a worker.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { ensureDatasetTable, widenTable } from '../../cli/tables.ts'
+import { ensureDatasetTable, RoutedTables, widenTable } from '../../cli/tables.ts'
 import { type Catalog, openCatalog } from '../../shared/catalog/index.ts'
 import { parseConfig } from '../../shared/config/index.ts'
 import type { NestedField } from '../../shared/iceberg/index.ts'
 import { currentSchema } from '../../shared/iceberg/metadata/index.ts'
 import { endpoints, uniqueName } from '../harness.ts'
 
-function datasetOn(table: string, evolved = false) {
+function datasetOn(table: string, evolved = false, extra = '') {
   const config = parseConfig(
     `kafka:
   brokers: [127.0.0.1:9092]
@@ -28,7 +28,7 @@ datasets:
     customMapping: {event_id: id${evolved ? ', note: note' : ''}}
     schema: {event_id: string${evolved ? ', note: string' : ''}}
     badRecords: skip
-${evolved ? '    schemaEvolution: addColumns\n' : ''}`,
+${evolved ? '    schemaEvolution: addColumns\n' : ''}${extra}`,
     'floe.yaml',
     {},
   )
@@ -124,5 +124,42 @@ datasets:
     for (const name of ['shared', 'only_0', 'only_1', 'only_2', 'ctx']) {
       assert.equal(added.filter((a) => a === name).length, 1, `${name} added once`)
     }
+  })
+
+  test("a route's tables: workers meeting the same new tables at once each find one table, made as the dataset says", async () => {
+    const namespace = uniqueName('it_ns_routed')
+    const dataset = datasetOn(
+      `${namespace}.progress`,
+      false,
+      `    partitionSpec: ['bucket[4](event_id)']\n    route: {field: region, table: '${namespace}.events_{value}'}\n`,
+    )
+    const workers = catalogs.map((catalog) => new RoutedTables(catalog, dataset))
+    const tables = Array.from({ length: 12 }, (_, i) => `${namespace}.events_${i}`)
+    // every worker asks for every table, each several times, as its records name them
+    const asks = workers.flatMap((worker, w) =>
+      [...tables, ...tables].map((table, i) => worker.ensure(tables[(i + w) % tables.length] ?? table)),
+    )
+    const results = await Promise.allSettled(asks)
+    assert.deepEqual(
+      results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])),
+      [],
+    )
+    assert.deepEqual(
+      workers.map((worker) => worker.size),
+      workers.map(() => tables.length),
+    )
+    for (const table of tables) {
+      assert.equal(await catalogs[0]!.tableExists({ namespace: [namespace], name: table.split('.')[1]! }), true, table)
+    }
+    const { metadata } = await catalogs[0]!.loadTable({ namespace: [namespace], name: 'events_7' })
+    assert.deepEqual(
+      currentSchema(metadata).fields.map((f) => [f.name, f.type]),
+      [['event_id', 'string']],
+    )
+    const spec = metadata['partition-specs'].find((s) => s['spec-id'] === metadata['default-spec-id'])
+    assert.deepEqual(
+      spec?.fields.map((f) => [f.name, f.transform]),
+      [['event_id_bucket', 'bucket[4]']],
+    )
   })
 })

@@ -178,6 +178,25 @@ ${extra}`
     assert.doesNotMatch(out, /secret/)
   })
 
+  test('a routed dataset: validate names the route as not built, and floe run refuses it before reaching anything', async () => {
+    const routed = await writeConfig(
+      'routed.yaml',
+      fileFor(dataset(`${uniqueName('it_ns')}.ledger`, "    route: {field: region, table: 'ns.events_{value}'}\n")),
+    )
+    const { code, out } = await validate(routed)
+    assert.equal(code, 1, out)
+    assert.match(out, /FAIL dataset events: route: datasets\.events\.route: routing into many tables is not built yet/)
+    const result = await run(floe, ['run', '--config', routed], {
+      env: { ...process.env, FLOE_KAFKA__BROKERS: '127.0.0.1:1', FLOE_METRICS__PORT: '0' },
+    }).then(
+      () => ({ code: 0, err: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, err: error.stderr }),
+    )
+    assert.equal(result.code, 2, result.err)
+    assert.match(result.err, /^floe run: datasets\.events\.route: routing into many tables is not built yet/m)
+    assert.doesNotMatch(result.err, /\n\s+at /)
+  })
+
   test('refuses a bad file before reaching anything, naming the key', async () => {
     const bad = join(dir, 'bad.yaml')
     await writeFile(bad, 'kafka:\n  brokers: []\n')

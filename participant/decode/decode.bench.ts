@@ -6,7 +6,8 @@
 // without the plain-path shortcut, and the split: UTF-8 + depth check, JSON.parse, mapping,
 // conversion. The phases run the decoder's own methods over precomputed inputs; conversion is
 // (mapping + conversion) minus mapping, since convert() reads what map() wrote. One more whole
-// decode adds four columns from the record's Kafka coordinates (topic, offset, timestamp, key), and
+// decode adds four columns from the record's Kafka coordinates (topic, offset, timestamp, key), two
+// route each record by a field of its value (into 4 tables, and into 997: the table's number), and
 // the raw archive mode's row (every coordinate, value and key as bytes, no JSON parse) is timed too,
 // and the decode of a dataset that infers its columns (every field of the event by name: 9 columns,
 // 29 leaf values in their structs and lists; the schema already widened by the first events).
@@ -41,6 +42,11 @@ const withKafka = new RecordDecoder(
   options,
 )
 const archive = new RecordDecoder(rawArchiveOf(), options)
+// routed by a field of the value into one table per value: 4 (the event type) and 997 (the sku)
+const routedBy = (field: string) =>
+  new RecordDecoder(datasetOf(benchMapping, benchSchema, { route: { field, table: 'bench.events_{value}' } }), options)
+const routedFew = routedBy('type')
+const routedMany = routedBy('details.sku')
 const inferred = inferringDecoder()
 
 /** The decoder of the inferred dataset, its table widened by the first events as the participant does. */
@@ -83,6 +89,12 @@ let sink = 0
 const phases: Record<string, () => void> = {
   'decode (plain-path shortcut)': () => {
     for (const e of events) sink += (fast.decode(e) as StructValue).event_id === null ? 1 : 0
+  },
+  'decode, routed to 4 tables': () => {
+    for (const e of events) sink += routedFew.decode(e).event_id === null ? routedFew.table : 0
+  },
+  'decode, routed to 997 tables': () => {
+    for (const e of events) sink += routedMany.decode(e).event_id === null ? routedMany.table : 0
   },
   'decode + 4 $kafka columns': () => {
     for (const record of batch.records) {

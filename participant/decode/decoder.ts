@@ -31,6 +31,7 @@ import {
 } from './mapping.ts'
 import { parseJsonObject, refuseTooLarge } from './parse.ts'
 import { conversionRefusal, malformed } from './reasons.ts'
+import { RecordRoute, type RouteTables } from './route.ts'
 
 export interface DecoderOptions {
   /** A record longer than this (bytes) is refused as too-large: `ingestion.maxRecordBytes`. */
@@ -49,8 +50,15 @@ export interface Decoder {
   readonly dataset: string
   /** The table's top-level columns, in schema order: the keys of every decoded row. */
   readonly columns: readonly string[]
-  /** Some column is mapped from the record's Kafka coordinates (`$kafka.offset`, ...): decode needs them. */
+  /** Some column or the route reads the record's Kafka coordinates (`$kafka.offset`, ...): decode needs them. */
   readonly readsCoordinates: boolean
+  /** A routed dataset's tables, numbered as records first name them; undefined without a route. */
+  readonly routeTables?: RouteTables
+  /**
+   * The table number (routeTables) of the row decode returned last; 0 without a route. A field
+   * rather than a second return value: decode runs per record and allocates nothing more for it.
+   */
+  readonly table: number
   /**
    * One Kafka record value -> one row. Throws FloeError RECORD_MALFORMED (details.reason, column).
    * `record`: the record's coordinates, needed when readsCoordinates.
@@ -79,6 +87,8 @@ export class RecordDecoder implements Decoder {
   readonly dataset: string
   readonly columns: readonly string[]
   readonly readsCoordinates: boolean
+  readonly routeTables: RecordRoute | undefined
+  table = 0
   readonly #maxRecordBytes: number
   readonly #maxDepth: number
   readonly #count: number
@@ -131,8 +141,9 @@ export class RecordDecoder implements Decoder {
       converters.push(compileConverter(field.type, field.name, { required: field.required, timestampEpochUnit: unit }))
     }
     this.columns = fields.map((field) => field.name)
-    this.readsCoordinates = kinds.includes(KAFKA_SOURCE)
-    this.#coordinatesOnly = kinds.every((kind) => kind === KAFKA_SOURCE)
+    this.routeTables = dataset.route && new RecordRoute(dataset.route)
+    this.readsCoordinates = kinds.includes(KAFKA_SOURCE) || this.routeTables?.readsCoordinates === true
+    this.#coordinatesOnly = kinds.every((kind) => kind === KAFKA_SOURCE) && this.routeTables?.readsCoordinates !== false
     this.#count = fields.length
     this.#expressions = expressions
     this.#nodes = nodes
@@ -144,13 +155,12 @@ export class RecordDecoder implements Decoder {
   }
 
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
-    if (this.#coordinatesOnly) {
-      // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
-      if (value !== undefined) refuseTooLarge(value, this.#maxRecordBytes)
-      this.map(NOTHING_PARSED, record)
-    } else {
-      this.map(this.parse(value), record)
-    }
+    let data = NOTHING_PARSED
+    if (!this.#coordinatesOnly) data = this.parse(value)
+    // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
+    else if (value !== undefined) refuseTooLarge(value, this.#maxRecordBytes)
+    if (this.routeTables) this.table = this.routeTables.tableOf(data, record)
+    this.map(data, record)
     return this.convert()
   }
 

@@ -41,6 +41,8 @@ interface KafkaColumn {
 export class InferringDecoder implements Decoder {
   readonly dataset: string
   readonly readsCoordinates: boolean
+  /** Never routed (the configuration refuses a route without a mapping): every row to table 0. */
+  readonly table = 0
   readonly #maxRecordBytes: number
   readonly #maxDepth: number
   readonly #unit: DatasetConfig['timestampUnit']

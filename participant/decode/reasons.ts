@@ -26,6 +26,8 @@ export const dlqReasons = [
   'too-many-columns',
   /** A dataset that infers its columns: the catalog refused the schema the record's new fields make. */
   'schema-refused',
+  /** A routed dataset without a fallback table: the record's route value names no table (absent, not a name, not listed). */
+  'no-route',
 ] as const
 
 export type DlqReason = (typeof dlqReasons)[number]

@@ -10,13 +10,19 @@ export function rawArchiveOf(): DatasetConfig {
 export function datasetOf(
   customMapping: Record<string, string>,
   schema: Record<string, string>,
-  extra: { name?: string; timestampUnit?: 'seconds' | 'milliseconds' | 'microseconds' } = {},
+  extra: {
+    name?: string
+    timestampUnit?: 'seconds' | 'milliseconds' | 'microseconds'
+    /** The dataset's `route`, as the file would give it. */
+    route?: Record<string, unknown>
+  } = {},
 ): DatasetConfig {
   return parsedDataset({
     customMapping,
     schema,
     ...(extra.name ? { name: extra.name } : {}),
     ...(extra.timestampUnit ? { timestampUnit: extra.timestampUnit } : {}),
+    ...(extra.route ? { route: extra.route } : {}),
   })
 }
 

@@ -7,6 +7,7 @@ import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } 
 import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
 import { type KafkaSource, kafkaSourceMismatch, parseKafkaSource } from './kafka-sources.ts'
+import { type DatasetRoute, resolveRoute } from './routes.ts'
 import type { RawDataset } from './schema.ts'
 
 export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
@@ -14,7 +15,7 @@ export type BadRecordsChoice = 'dlq' | 'skip' | 'stop'
 export interface DatasetConfig
   extends Omit<
     RawDataset,
-    'badRecords' | 'customMapping' | 'schema' | 'partitionSpec' | 'topic' | 'topics' | 'topicPattern'
+    'badRecords' | 'customMapping' | 'schema' | 'partitionSpec' | 'topic' | 'topics' | 'topicPattern' | 'route'
   > {
   /**
    * The topics the dataset reads, in name order, each once (`topic` or `topics`); with a
@@ -28,6 +29,8 @@ export interface DatasetConfig
    * of its own, as the first topic's would not know a second one is added later.
    */
   severalTopics: boolean
+  /** Which table each record goes to; undefined: every record to `table`. */
+  route: DatasetRoute | undefined
   /** What a record that cannot be decoded does; resolved from badRecords and dlqTopic. */
   badRecords: BadRecordsChoice
   /** Column -> JMESPath or `$kafka.*` source; in raw mode, the archive's fixed columns (RAW_ARCHIVE). */
@@ -314,6 +317,7 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
     ...rest,
     ...topicsOf(input, at),
     badRecords: badRecordsOf(raw, at),
+    route: resolveRoute(input, at),
     inferColumns,
     namespace: parts.slice(0, -1),
     tableName: parts.at(-1) ?? raw.table,

@@ -347,6 +347,29 @@ export const datasetSchema = z
     topicRefreshSeconds: positive.default(30),
     table: z.string().regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table'),
     /**
+     * Each record to the table one of its fields names (docs/architecture.md, "Several topics and
+     * many tables"): `field` (a JMESPath expression, or $kafka.topic, .partition, .key,
+     * .timestampType or .headers.<name>), `table` with {value} where the value goes, optionally the
+     * only `values` that name a table and a `fallback` table for the rest. The dataset's `table` then
+     * holds its progress and no rows.
+     */
+    route: z
+      .object({
+        field: z.string().min(1),
+        table: z.string().min(1),
+        values: z
+          .array(z.union([z.string(), z.number(), z.boolean()]))
+          .min(1)
+          .optional(),
+        fallback: z
+          .string()
+          .regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table')
+          .optional(),
+        maxOpenTables: positiveInt.default(100),
+      })
+      .strict()
+      .optional(),
+    /**
      * `mapped` (the default): each record's JSON value becomes a row by customMapping and schema.
      * `raw`: each record is archived as it came (value and key as bytes, headers, coordinates),
      * in columns Floe fixes (datasets.ts); customMapping and schema are then refused.
