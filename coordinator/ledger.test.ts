@@ -14,7 +14,7 @@ import {
   planLedgerStarts,
   type TableClaim,
 } from './ledger.ts'
-import { topic } from './test-fixtures.ts'
+import { random, topic } from './test-fixtures.ts'
 
 type Fates = Record<string, ClaimFate>
 const marker = (offsets: Record<number, bigint>): Progress =>
@@ -231,17 +231,6 @@ describe('crash table (routing)', () => {
       assert.equal(verdictOf(checkTableClaims(after, read, claims)), 'behind-table')
   })
 })
-
-/** A small deterministic generator (mulberry32): the same runs every time. */
-function random(seed: number): (n: number) => number {
-  let a = seed
-  return (n) => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n)
-  }
-}
 
 describe('over generated runs (docs/model/floe-routing.pml as a loop)', () => {
   test('M3: no record lands twice; M2: the ledger is never ahead of the tables', () => {

@@ -7,6 +7,7 @@ import { checkRound, type RotationReport } from './rotation-check.ts'
 import {
   failed,
   type RotationRangeSpec as Range,
+  random,
   rotationReport as report,
   rotation,
   topic,
@@ -410,17 +411,6 @@ describe('checkRound with both layouts in one round (a rolling upgrade)', () => 
     )
   })
 })
-
-/** A small deterministic generator (mulberry32): the same cases on every run. */
-function random(seed: number): (n: number) => number {
-  let a = seed
-  return (n) => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n)
-  }
-}
 
 describe('checkRound, over many generated rounds', () => {
   test('accepted ranges tile each partition from the table, whole rotations only, nothing twice', () => {

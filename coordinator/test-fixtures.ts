@@ -141,3 +141,14 @@ export function rotationReport(
     rotations,
   }
 }
+
+/** A small deterministic generator (mulberry32) of integers below `n`: the same cases on every run. */
+export function random(seed: number): (n: number) => number {
+  let a = seed
+  return (n) => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n)
+  }
+}
