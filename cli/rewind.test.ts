@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { parseConfig } from '../shared/config/index.ts'
 import { parseInvocation } from './main.ts'
-import { offsetsAtTime, planRewind, runRewind, type TopicBounds } from './rewind.ts'
+import { heldTopics, namedTopics, offsetsAtTime, planRewind, runRewind, type TopicBounds } from './rewind.ts'
 import { parseRewindArguments } from './rewind-args.ts'
 
 describe('floe rewind: the command line', () => {
@@ -135,7 +136,7 @@ describe('floe rewind: the plan', () => {
 
   test('moves the named partitions back and keeps every other offset, of every topic', () => {
     const plan = planRewind('t', current, new Map([[0, 400n]]), bounds)
-    assert.deepEqual(plan.moves, [{ partition: 0, from: 1000n, to: 400n }])
+    assert.deepEqual(plan.moves, [{ topic: 't', partition: 0, from: 1000n, to: 400n }])
     assert.deepEqual(
       plan.progress,
       new Map([
@@ -176,7 +177,7 @@ describe('floe rewind: the plan', () => {
 
   test('a time ahead of the table leaves the partition where it is', () => {
     const plan = planRewind('t', current, new Map([[1, 1000n]]), bounds, true)
-    assert.deepEqual(plan.moves, [{ partition: 1, from: 900n, to: 900n }])
+    assert.deepEqual(plan.moves, [{ topic: 't', partition: 1, from: 900n, to: 900n }])
   })
 
   test('a time takes each partition the table holds to the first record at or after it, else to its end', () => {
@@ -190,6 +191,53 @@ describe('floe rewind: the plan', () => {
         [0, 300n],
         [1, 1000n],
       ]),
+    )
+  })
+})
+
+describe('floe rewind: the topics it moves', () => {
+  const datasetWith = (keys: string) =>
+    parseConfig(
+      `kafka: {brokers: [127.0.0.1:9092], controlTopic: floe-control}
+catalog: {type: rest, uri: http://127.0.0.1:8181}
+ingestion: {wal: {dir: /tmp/unused}}
+datasets:
+  - {name: orders, ${keys}, table: ns.orders, customMapping: {id: id}, schema: {id: string}, dlqTopic: orders.dlq}
+`,
+      'floe.yaml',
+      {},
+    ).datasets[0]!
+  const excluded = new Set(['floe-control', 'orders.dlq'])
+  const listed = datasetWith('topics: [orders.us, orders.eu]')
+  const pattern = datasetWith("topicPattern: 'orders\\..*'")
+  const target = (...topics: string[]) => topics.map((topic) => ({ topic, partition: 0, offset: 1n }))
+  const held = (...topics: string[]) => new Map(topics.map((topic) => [topic, new Map([[0, 9n]])]))
+
+  test('by offsets: every topic named, in name order, each one the dataset reads', () => {
+    assert.deepEqual(namedTopics(listed, target('orders.us', 'orders.eu', 'orders.us'), excluded), [
+      'orders.eu',
+      'orders.us',
+    ])
+    assert.deepEqual(namedTopics(pattern, target('orders.apac'), excluded), ['orders.apac'])
+    assert.throws(
+      () => namedTopics(listed, target('orders.apac'), excluded),
+      /topic orders\.apac is not a topic of dataset orders \(orders\.eu, orders\.us\)/,
+    )
+    assert.throws(
+      () => namedTopics(pattern, target('orders.dlq'), excluded),
+      /topic orders\.dlq is not a topic of dataset orders \(topicPattern .*orders.*\)/,
+    )
+  })
+
+  test("by a time: a list's topics, or the table's topics a pattern matches", () => {
+    assert.deepEqual(heldTopics(listed, held(), excluded), ['orders.eu', 'orders.us'])
+    assert.deepEqual(heldTopics(pattern, held('orders.us', 'clicks', 'orders.eu'), excluded), [
+      'orders.eu',
+      'orders.us',
+    ])
+    assert.throws(
+      () => heldTopics(pattern, held('clicks'), excluded),
+      /the table holds no offset of a topic topicPattern .*orders.* matches: nothing to rewind/,
     )
   })
 })

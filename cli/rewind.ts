@@ -4,16 +4,17 @@
 // property, as a round's commit does (docs/design.md invariants 1 and 8). The data stays. The
 // dataset's consumer group gets the same offsets, so lag (and an autoscaler reading it) sees the
 // work. Refused while the group has members: a running worker would keep its own position and
-// its next round would not be contiguous with the rewound marker.
+// its next round would not be contiguous with the rewound marker. A dataset of several topics is
+// rewound in the same one commit, every topic it names (offsets) or holds (a time) at once.
 import { randomUUID } from 'node:crypto'
 import { type Catalog, openCatalog } from '../shared/catalog/index.ts'
-import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig, topicsMatching } from '../shared/config/index.ts'
 import { appendFiles } from '../shared/iceberg/commit/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import { KafkaAdmin } from '../shared/kafka/index.ts'
 import { encodeProgress, findProgress, offsetsKey, type Progress } from '../shared/progress/index.ts'
-import { type RewindArguments, rewindUsage } from './rewind-args.ts'
+import { type PartitionTarget, type RewindArguments, rewindUsage } from './rewind-args.ts'
 import {
   catalogConfigOf,
   configFor,
@@ -25,11 +26,13 @@ import {
   storageOf,
 } from './servers.ts'
 import { tableIdentifier } from './tables.ts'
+import { excludedTopics } from './topic-patterns.ts'
 
 /** Summary keys of a rewind snapshot: its id (found again after an unknown outcome) and what moved. */
 export const rewindSummaryKeys = { rewindId: 'floe.rewind-id', rewound: 'floe.rewound' } as const
 
 export interface PartitionMove {
+  topic: string
   partition: number
   /** The table's offset before the rewind. */
   from: bigint
@@ -83,7 +86,7 @@ export function planRewind(
         `partition ${partition} of ${topic}: offset ${to} is before the log start ${logStart} (deleted by retention); the earliest possible is ${logStart}`,
       )
     }
-    moves.push({ partition, from, to })
+    moves.push({ topic, partition, from, to })
     offsets.set(partition, to)
   }
   const progress = new Map(current)
@@ -105,9 +108,9 @@ export function offsetsAtTime(
   return requested
 }
 
-export function formatMoves(topic: string, moves: readonly PartitionMove[]): string[] {
+export function formatMoves(moves: readonly PartitionMove[]): string[] {
   return moves.map(
-    ({ partition, from, to }) =>
+    ({ topic, partition, from, to }) =>
       `  ${topic} partition ${partition}: ${from} -> ${to}${to === from ? ' (unchanged)' : ` (${from - to} record(s) read again)`}`,
   )
 }
@@ -151,7 +154,10 @@ async function rewind(
   const kafka = `kafka ${config.kafka.brokers.join(',')}`
   const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const group = datasetGroup(config, dataset.name)
-  const topic = rewoundTopic(dataset, args.target)
+  const target = args.target
+  const excluded = excludedTopics(config)
+  // named topics are checked before any server is reached; a time's topics are the table's
+  const named = target.kind === 'offsets' ? namedTopics(dataset, target.partitions, excluded) : undefined
   const admin = new KafkaAdmin(kafkaConnectionOf(config, 'rewind', timeoutMs))
   let catalog: Catalog | undefined
   try {
@@ -180,34 +186,37 @@ async function rewind(
       }
     })
     const current = findProgress(metadata, group).progress
-    const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
-    if (partitionCount === undefined) throw refuse(`topic ${topic} does not exist`)
-    // A partition past the topic's count would be refused by the plan; a time asks only for the others.
-    const tablePartitions = [...(current.get(topic)?.keys() ?? [])].filter((p) => p < partitionCount)
-    const all = Array.from({ length: partitionCount }, (_, p) => p)
-    const [logStart, logEnd] = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-      Promise.all([admin.startOffsets(topic, all), admin.endOffsets(topic, all)]),
-    )
-    const target = args.target
-    const requested =
-      target.kind === 'offsets'
-        ? new Map(target.partitions.map((p) => [p.partition, p.offset]))
-        : offsetsAtTime(
-            tablePartitions,
-            tablePartitions.length === 0
-              ? new Map()
-              : await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
-                  admin.offsetsForTimestamp(topic, tablePartitions, target.ms),
-                ),
-            logEnd,
-          )
-    const plan = planRewind(
-      topic,
-      current,
-      requested,
-      { partitionCount, logStart, logEnd },
-      target.kind === 'timestamp',
-    )
+    let plan = { moves: [] as PartitionMove[], progress: current }
+    for (const topic of named ?? heldTopics(dataset, current, excluded)) {
+      const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
+      if (partitionCount === undefined) throw refuse(`topic ${topic} does not exist`)
+      // A partition past the topic's count would be refused by the plan; a time asks only for the others.
+      const tablePartitions = [...(current.get(topic)?.keys() ?? [])].filter((p) => p < partitionCount)
+      const all = Array.from({ length: partitionCount }, (_, p) => p)
+      const [logStart, logEnd] = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+        Promise.all([admin.startOffsets(topic, all), admin.endOffsets(topic, all)]),
+      )
+      const requested =
+        target.kind === 'offsets'
+          ? new Map(target.partitions.filter((p) => p.topic === topic).map((p) => [p.partition, p.offset]))
+          : offsetsAtTime(
+              tablePartitions,
+              tablePartitions.length === 0
+                ? new Map()
+                : await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () =>
+                    admin.offsetsForTimestamp(topic, tablePartitions, target.ms),
+                  ),
+              logEnd,
+            )
+      const topicPlan = planRewind(
+        topic,
+        plan.progress,
+        requested,
+        { partitionCount, logStart, logEnd },
+        target.kind === 'timestamp',
+      )
+      plan = { moves: [...plan.moves, ...topicPlan.moves], progress: topicPlan.progress }
+    }
     const marker = encodeProgress(plan.progress)
     const what = target.kind === 'offsets' ? 'to the given offsets' : `to ${target.iso}`
     const changed = plan.moves.filter((m) => m.to !== m.from)
@@ -215,7 +224,7 @@ async function rewind(
       stdout.write(
         [
           `dry run: would rewind dataset ${dataset.name} (table ${dataset.table}, group ${group}) ${what}:`,
-          ...formatMoves(topic, plan.moves),
+          ...formatMoves(plan.moves),
           changed.length > 0 ? `  would write ${offsetsKey(group)} = ${marker}` : '  nothing would change',
           ...(running ? [`  a real rewind is refused now: ${running}`] : []),
           '',
@@ -229,16 +238,25 @@ async function rewind(
     }
     const snapshotId = await commitMarker(config, dataset, opened, group, current, plan)
     // The group's offsets follow, for lag metrics and autoscaling only (invariant 6).
-    const groupNote = await admin
-      .setCommittedOffsets(group, topic, new Map(changed.map((m) => [m.partition, m.to])))
-      .then(
-        () => `consumer group ${group} moved too`,
-        (error: unknown) => `consumer group ${group} not moved (lag metrics only): ${reasonOf(error)}`,
+    const groupNotes: string[] = []
+    for (const topic of new Set(changed.map((m) => m.topic))) {
+      const offsets = new Map(changed.filter((m) => m.topic === topic).map((m) => [m.partition, m.to]))
+      groupNotes.push(
+        await admin.setCommittedOffsets(group, topic, offsets).then(
+          () => '',
+          (error: unknown) => `${topic}: ${reasonOf(error)}`,
+        ),
       )
+    }
+    const failed = groupNotes.filter(Boolean)
+    const groupNote =
+      failed.length === 0
+        ? `consumer group ${group} moved too`
+        : `consumer group ${group} not moved (lag metrics only): ${failed.join('; ')}`
     stdout.write(
       [
         `rewound dataset ${dataset.name} (table ${dataset.table}) ${what} in snapshot ${snapshotId}:`,
-        ...formatMoves(topic, plan.moves),
+        ...formatMoves(plan.moves),
         `  ${groupNote}`,
         '',
       ].join('\n'),
@@ -250,28 +268,43 @@ async function rewind(
   }
 }
 
-/**
- * The topic a rewind moves: one per rewind. `--to-offset` names it; a time names none, so it is
- * the dataset's topic, and a dataset of several topics is rewound one topic at a time by offsets.
- */
-function rewoundTopic(dataset: DatasetConfig, target: RewindArguments['target']): string {
-  if (target.kind === 'offsets') {
-    const named = [...new Set(target.partitions.map((p) => p.topic))]
-    const [topic] = named
-    if (topic === undefined || named.length > 1)
-      throw refuse(`--to-offset names ${named.join(' and ')}: rewind one topic at a time`)
-    if (!dataset.topics.includes(topic)) {
-      throw refuse(`topic ${topic} is not a topic of dataset ${dataset.name} (${dataset.topics.join(', ')})`)
+/** Whether the dataset reads the topic: one of its list, or one its pattern matches. */
+function readsTopic(dataset: DatasetConfig, topic: string, excluded: ReadonlySet<string>): boolean {
+  if (!dataset.topicPattern) return dataset.topics.includes(topic)
+  return topicsMatching(dataset, [topic], excluded).length > 0
+}
+
+function topicsOf(dataset: DatasetConfig): string {
+  return dataset.topicPattern ? `topicPattern ${dataset.topicPattern.source}` : dataset.topics.join(', ')
+}
+
+/** `--to-offset`'s topics, in name order, each one the dataset reads. */
+export function namedTopics(
+  dataset: DatasetConfig,
+  partitions: readonly PartitionTarget[],
+  excluded: ReadonlySet<string>,
+): string[] {
+  const named = [...new Set(partitions.map((p) => p.topic))].sort()
+  for (const topic of named) {
+    if (!readsTopic(dataset, topic, excluded)) {
+      throw refuse(`topic ${topic} is not a topic of dataset ${dataset.name} (${topicsOf(dataset)})`)
     }
-    return topic
   }
-  const [only] = dataset.topics
-  if (only === undefined || dataset.topics.length > 1) {
-    throw refuse(
-      `dataset ${dataset.name} reads several topics (${dataset.topics.join(', ')}): rewind one at a time with --to-offset TOPIC:PARTITION=OFFSET`,
-    )
+  return named
+}
+
+/**
+ * A time's topics: each the dataset reads (its list; with a pattern, the topics of the table's
+ * marker that it matches, deleted ones included), in name order. A pattern's dataset whose table
+ * holds no offset of a matching topic has nothing to rewind.
+ */
+export function heldTopics(dataset: DatasetConfig, current: Progress, excluded: ReadonlySet<string>): string[] {
+  if (!dataset.topicPattern) return [...dataset.topics]
+  const held = [...current.keys()].filter((topic) => readsTopic(dataset, topic, excluded)).sort()
+  if (held.length === 0) {
+    throw refuse(`the table holds no offset of a topic ${topicsOf(dataset)} matches: nothing to rewind`)
   }
-  return only
+  return held
 }
 
 /** The one commit: no data file, the marker in the summary and the property; refused if the marker moved meanwhile. */
@@ -284,9 +317,11 @@ async function commitMarker(
   plan: { moves: PartitionMove[]; progress: Progress },
 ): Promise<bigint> {
   const marker = encodeProgress(plan.progress)
-  const rewound = JSON.stringify(
-    Object.fromEntries(plan.moves.map((m) => [String(m.partition), { from: String(m.from), to: String(m.to) }])),
-  )
+  // topic -> partition -> {from, to}: the marker's own shape
+  const rewound: Record<string, Record<string, { from: string; to: string }>> = {}
+  for (const { topic, partition, from, to } of plan.moves) {
+    rewound[topic] = { ...rewound[topic], [String(partition)]: { from: String(from), to: String(to) } }
+  }
   const result = await appendFiles({
     catalog,
     storage: storageOf(config, dataset),
@@ -303,7 +338,7 @@ async function commitMarker(
       }
       return {
         files: [],
-        summary: { [offsetsKey(group)]: marker, [rewindSummaryKeys.rewound]: rewound },
+        summary: { [offsetsKey(group)]: marker, [rewindSummaryKeys.rewound]: JSON.stringify(rewound) },
         properties: { [offsetsKey(group)]: marker },
       }
     },

@@ -8,7 +8,8 @@ import type { KafkaAdmin } from '../shared/kafka/index.ts'
 import type { Logger } from '../shared/telemetry/index.ts'
 import type { DatasetRuntime } from './dataset-runtime.ts'
 
-function excludedTopics(config: FloeConfig): Set<string> {
+/** The topics no pattern matches: the control topic and every dataset's dead-letter topic. */
+export function excludedTopics(config: FloeConfig): Set<string> {
   const dlq = config.datasets.flatMap((dataset) => (dataset.dlqTopic ? [dataset.dlqTopic] : []))
   return new Set([config.kafka.controlTopic, ...dlq])
 }

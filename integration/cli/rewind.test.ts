@@ -2,7 +2,8 @@
 // ingests, is stopped, one partition is rewound to an offset in the middle (and later every
 // partition to a time in the middle), the fleet starts again, and pyiceberg finds exactly the
 // rewound range a second time, once, and every other record once. While a worker runs, the
-// command refuses in one line and writes nothing.
+// command refuses in one line and writes nothing. A dataset of two topics is rewound by a time
+// and by offsets of both topics, each in one commit.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -79,5 +80,47 @@ test('floe rewind makes a stopped fleet read exactly the rewound range again, on
   worker = await fleet.restart(worker)
   await assertCounts(fleet, expected, 180_000)
   assert.equal(p1early.length + p1late.length + p0.length, expected.size)
+  await stop(worker, group)
+})
+
+test('a dataset of several topics: one rewind moves every topic, to a time or to offsets of two topics, in one commit', async (t) => {
+  const fleet = await Fleet.create(t, { partitions: 1, topicCount: 2 })
+  const group = datasetGroup(loadConfig(fleet.config), 'events')
+  const config = ['--config', fleet.config, '--dataset', 'events']
+  const [first, second] = fleet.topics as [string, string]
+  // Each topic: 100 events, then (after `middle`) 50 more.
+  const early = [...(await fleet.produce(100, { topic: first })), ...(await fleet.produce(100, { topic: second }))]
+  await sleep(1500)
+  const middle = new Date().toISOString()
+  await sleep(1500)
+  const lateFirst = await fleet.produce(50, { topic: first })
+  const lateSecond = await fleet.produce(50, { topic: second })
+  const expected = new Map(fleet.ids.map((id) => [id, 1]))
+
+  let worker = await fleet.start('w1')
+  await assertCounts(fleet, expected, 180_000)
+  await stop(worker, group)
+
+  const byTime = await floeRewind([...config, '--to-timestamp', middle])
+  assert.equal(byTime.code, 0, byTime.stderr)
+  for (const topic of [first, second]) {
+    assert.match(byTime.stdout, new RegExp(`${topic} partition 0: 150 -> 100 \\(50 record\\(s\\) read again\\)`))
+  }
+  assert.match(byTime.stdout, /consumer group .* moved too/)
+  for (const id of [...lateFirst, ...lateSecond]) expected.set(id, 2)
+  worker = await fleet.restart(worker)
+  await assertCounts(fleet, expected, 180_000)
+  await stop(worker, group)
+
+  // Offsets of both topics in one rewind: the first from 120, the second from 140.
+  const byOffsets = await floeRewind([...config, '--to-offset', `${second}:0=140,${first}:0=120`])
+  assert.equal(byOffsets.code, 0, byOffsets.stderr)
+  assert.match(byOffsets.stdout, new RegExp(`${first} partition 0: 150 -> 120 \\(30 record\\(s\\) read again\\)`))
+  assert.match(byOffsets.stdout, new RegExp(`${second} partition 0: 150 -> 140 \\(10 record\\(s\\) read again\\)`))
+  for (const id of lateFirst.slice(20)) expected.set(id, 3)
+  for (const id of lateSecond.slice(40)) expected.set(id, 3)
+  worker = await fleet.restart(worker)
+  await assertCounts(fleet, expected, 180_000)
+  assert.equal(early.length + lateFirst.length + lateSecond.length, expected.size)
   await stop(worker, group)
 })
