@@ -187,8 +187,14 @@ async function rewind(
     })
     const current = findProgress(metadata, group).progress
     let plan = { moves: [] as PartitionMove[], progress: current }
+    const gone: string[] = []
     for (const topic of named ?? heldTopics(dataset, current, excluded)) {
       const partitionCount = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.partitionCount(topic))
+      if (partitionCount === undefined && named === undefined) {
+        // a pattern's topic deleted since: nothing of it can be read again, the others are rewound
+        gone.push(`  ${topic}: deleted, left as it is`)
+        continue
+      }
       if (partitionCount === undefined) throw refuse(`topic ${topic} does not exist`)
       // A partition past the topic's count would be refused by the plan; a time asks only for the others.
       const tablePartitions = [...(current.get(topic)?.keys() ?? [])].filter((p) => p < partitionCount)
@@ -225,6 +231,7 @@ async function rewind(
         [
           `dry run: would rewind dataset ${dataset.name} (table ${dataset.table}, group ${group}) ${what}:`,
           ...formatMoves(plan.moves),
+          ...gone,
           changed.length > 0 ? `  would write ${offsetsKey(group)} = ${marker}` : '  nothing would change',
           ...(running ? [`  a real rewind is refused now: ${running}`] : []),
           '',
@@ -257,6 +264,7 @@ async function rewind(
       [
         `rewound dataset ${dataset.name} (table ${dataset.table}) ${what} in snapshot ${snapshotId}:`,
         ...formatMoves(plan.moves),
+        ...gone,
         `  ${groupNote}`,
         '',
       ].join('\n'),
@@ -295,8 +303,8 @@ export function namedTopics(
 
 /**
  * A time's topics: each the dataset reads (its list; with a pattern, the topics of the table's
- * marker that it matches, deleted ones included), in name order. A pattern's dataset whose table
- * holds no offset of a matching topic has nothing to rewind.
+ * marker that it matches, of which a rewind leaves one deleted since as it is), in name order. A
+ * pattern's dataset whose table holds no offset of a matching topic has nothing to rewind.
  */
 export function heldTopics(dataset: DatasetConfig, current: Progress, excluded: ReadonlySet<string>): string[] {
   if (!dataset.topicPattern) return [...dataset.topics]
