@@ -112,15 +112,15 @@ test('a dataset of several topics: one rewind moves every topic, to a time or to
   await assertCounts(fleet, expected, 180_000)
   await stop(worker, group)
 
-  // Offsets of both topics in one rewind: the first from 120, the second from 140.
+  assert.equal(early.length + lateFirst.length + lateSecond.length, expected.size)
+
+  // Offsets of both topics in one rewind, one commit: the marker moves both (reading them again is
+  // what the time's rewind above proved).
   const byOffsets = await floeRewind([...config, '--to-offset', `${second}:0=140,${first}:0=120`])
   assert.equal(byOffsets.code, 0, byOffsets.stderr)
   assert.match(byOffsets.stdout, new RegExp(`${first} partition 0: 150 -> 120 \\(30 record\\(s\\) read again\\)`))
   assert.match(byOffsets.stdout, new RegExp(`${second} partition 0: 150 -> 140 \\(10 record\\(s\\) read again\\)`))
-  for (const id of lateFirst.slice(20)) expected.set(id, 3)
-  for (const id of lateSecond.slice(40)) expected.set(id, 3)
-  worker = await fleet.restart(worker)
-  await assertCounts(fleet, expected, 180_000)
-  assert.equal(early.length + lateFirst.length + lateSecond.length, expected.size)
-  await stop(worker, group)
+  const after = await floeRewind([...config, '--to-offset', `${second}:0=140,${first}:0=120`, '--dry-run'])
+  assert.match(after.stdout, /nothing would change/)
+  assert.match(after.stdout, new RegExp(`${first} partition 0: 120 -> 120 \\(unchanged\\)`))
 })
