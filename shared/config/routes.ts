@@ -10,7 +10,7 @@
 import { compile } from '@jmespath-community/jmespath'
 import { FloeError, messageOf } from '../errors.ts'
 import { type KafkaSource, parseKafkaSource } from './kafka-sources.ts'
-import type { RawDataset } from './schema.ts'
+import { qualifiedTable, type RawDataset } from './schema.ts'
 
 /** The longest route value that names a table. */
 export const MAX_ROUTE_VALUE_LENGTH = 100
@@ -77,8 +77,6 @@ export function routedTable(route: Pick<DatasetRoute, 'table'>, name: string): s
   return route.table.replace(ROUTE_PLACEHOLDER, name)
 }
 
-const tableRule = /^[^.\s]+(\.[^.\s]+)+$/
-
 /**
  * The dataset's route, checked; undefined without one. With a route the dataset's `table` is its
  * ledger (the table that holds its progress and no rows), so no route may name it.
@@ -121,7 +119,7 @@ export function resolveRoute(raw: RawDataset, at: string): DatasetRoute | undefi
       `${ROUTE_PLACEHOLDER} goes in the table's name, after the last dot (a value never names a namespace)`,
     )
   }
-  if (!tableRule.test(routedTable(route, 'x'))) invalid(`${path}.table`, 'expected namespace.table')
+  if (!qualifiedTable.test(routedTable(route, 'x'))) invalid(`${path}.table`, 'expected namespace.table')
   const ledger = raw.table
   const listed = route.values?.map((value, i) => {
     const name = routeValueName(value)

@@ -324,6 +324,9 @@ export const maintenanceSchema = z
   .strict()
 
 // Kafka's legal topic name (a topic name also names a WAL folder, so it is checked here).
+/** `namespace.table`, the namespace of one level or more. */
+export const qualifiedTable = /^[^.\s]+(\.[^.\s]+)+$/
+
 const kafkaTopicName = /^[A-Za-z0-9._-]{1,249}$/
 const kafkaTopicNameRule = 'a Kafka topic name: letters, digits, dot, dash and underscore'
 
@@ -345,7 +348,7 @@ export const datasetSchema = z
      */
     topicPattern: z.string().min(1).optional(),
     topicRefreshSeconds: positive.default(30),
-    table: z.string().regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table'),
+    table: z.string().regex(qualifiedTable, 'expected namespace.table'),
     /**
      * Each record to the table one of its fields names (docs/architecture.md, "Several topics and
      * many tables"): `field` (a JMESPath expression, or $kafka.topic, .partition, .key,
@@ -361,10 +364,7 @@ export const datasetSchema = z
           .array(z.union([z.string(), z.number(), z.boolean()]))
           .min(1)
           .optional(),
-        fallback: z
-          .string()
-          .regex(/^[^.\s]+(\.[^.\s]+)+$/, 'expected namespace.table')
-          .optional(),
+        fallback: z.string().regex(qualifiedTable, 'expected namespace.table').optional(),
         maxOpenTables: positiveInt.default(100),
       })
       .strict()
