@@ -14,7 +14,7 @@ import {
 import { ControlChannel, type ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import { openCatalog } from '../shared/catalog/index.ts'
-import { catalogLabel, type FloeConfig, unbuiltRoute } from '../shared/config/index.ts'
+import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
@@ -91,10 +91,6 @@ export class Worker {
   /** Reaches every server first; a missing one stops the start with its name and the reason. */
   async start(): Promise<void> {
     const { config, logger } = this
-    for (const dataset of config.datasets) {
-      const unbuilt = unbuiltRoute(dataset)
-      if (unbuilt) throw unbuilt
-    }
     // Before anything touches the WAL: a second worker on the same directory must not start.
     this.#walLock = await lockWalDir(config.ingestion.wal.dir, { workerId: this.workerId, logger })
     const storage = storageOf(config)

@@ -56,20 +56,16 @@ export class RecordRoute implements RouteTables {
     const known = this.#byValue.get(value)
     if (known !== undefined) return known
     const name = routeValueName(value)
-    let refused: string | undefined
-    if ('refused' in name) refused = name.refused
-    else if (this.#route.values && !this.#route.values.has(name.name)) {
-      refused = `the route value '${name.name}' is not one of route.values`
-    }
-    if (refused === undefined) {
-      const table = this.#number(routedTable(this.#route, (name as { name: string }).name))
-      // only names are remembered: a value that names no table may be one of endless many
-      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-        this.#byValue.set(value, table)
-      }
+    const values = this.#route.values
+    if ('name' in name && (values === undefined || values.has(name.name))) {
+      const table = this.#number(routedTable(this.#route, name.name))
+      // only names are remembered (a name comes from a string, a number or a boolean): a value
+      // that names no table may be one of endless many
+      this.#byValue.set(value, table)
       return table
     }
     if (this.#fallback !== undefined) return this.#fallback
+    const refused = 'refused' in name ? name.refused : `the route value '${name.name}' is not one of route.values`
     throw malformed('no-route', `${refused} (route.field ${this.#route.field}) and the route has no fallback`, {
       details: { field: this.#route.field },
     })

@@ -1,12 +1,11 @@
 // What a dataset's configuration means for its table: the Iceberg schema (with field ids), the
 // partition spec, and the column mapping, checked together so that a mistake is refused before
 // anything starts, with the key path in the message.
-import { compile } from '@jmespath-community/jmespath'
 import { FloeError, messageOf } from '../errors.ts'
 import type { IcebergType, NestedField, PartitionField, PartitionSpec, Schema } from '../iceberg/index.ts'
 import { canTransform, parseTransform } from '../iceberg/partitioning/index.ts'
 import { assignFieldIds, parseColumnType } from './column-types.ts'
-import { type KafkaSource, kafkaSourceMismatch, parseKafkaSource } from './kafka-sources.ts'
+import { type KafkaSource, kafkaSourceMismatch, parseKafkaSource, parseSourceExpression } from './kafka-sources.ts'
 import { type DatasetRoute, resolveRoute } from './routes.ts'
 import type { RawDataset } from './schema.ts'
 
@@ -253,17 +252,9 @@ export function resolveDataset(input: RawDataset, index: number): DatasetConfig 
   for (const column of columns) {
     if (!(column in raw.customMapping)) invalid(`${at}.schema.${column}`, 'no JMESPath expression in customMapping')
     const expression = raw.customMapping[column] ?? ''
-    const source = parseKafkaSource(expression)
+    const source = parseSourceExpression(expression)
     if (source instanceof Error) invalid(`${at}.customMapping.${column}`, source.message)
-    if (source) {
-      kafkaSources.set(column, source)
-      continue
-    }
-    try {
-      compile(expression)
-    } catch (error) {
-      invalid(`${at}.customMapping.${column}`, `not a JMESPath expression: ${messageOf(error)}`)
-    }
+    if (source) kafkaSources.set(column, source)
   }
 
   let lastId = 0

@@ -4,6 +4,8 @@
 // `$kafka.headers` fills its column from the record itself. The names and the column types each
 // may go into are checked here, with the config; reading them per record is the decoder's
 // (participant/decode).
+import { compile } from '@jmespath-community/jmespath'
+import { messageOf } from '../errors.ts'
 import type { IcebergType } from '../iceberg/index.ts'
 
 export type KafkaSource =
@@ -98,4 +100,19 @@ export function kafkaSourceMismatch(source: KafkaSource, type: IcebergType): str
   if (fits[source.kind](type)) return undefined
   const found = typeof type === 'string' ? type : type.type
   return `$kafka.${source.kind === 'header' ? `headers.${source.name}` : source.kind} goes into a ${wanted[source.kind]} column, not ${found}`
+}
+
+/**
+ * A customMapping column's or a route's expression, checked: the Kafka source it names, undefined
+ * for a JMESPath expression, or an Error saying why it is neither.
+ */
+export function parseSourceExpression(expression: string): KafkaSource | Error | undefined {
+  const source = parseKafkaSource(expression)
+  if (source !== undefined) return source
+  try {
+    compile(expression)
+  } catch (error) {
+    return new Error(`not a JMESPath expression: ${messageOf(error)}`)
+  }
+  return undefined
 }

@@ -7,9 +7,8 @@
 // underscore, dash; folded to lower case, as catalogs that ignore case would fold it anyway and two
 // spellings must not make two tables): a value with a dot would otherwise name another namespace,
 // and one with a slash another path in the warehouse.
-import { compile } from '@jmespath-community/jmespath'
-import { FloeError, messageOf } from '../errors.ts'
-import { type KafkaSource, parseKafkaSource } from './kafka-sources.ts'
+import { FloeError } from '../errors.ts'
+import { type KafkaSource, parseSourceExpression } from './kafka-sources.ts'
 import { qualifiedTable, type RawDataset } from './schema.ts'
 
 /** The longest route value that names a table. */
@@ -90,20 +89,13 @@ export function resolveRoute(raw: RawDataset, at: string): DatasetRoute | undefi
     // each table would widen its own schema as its records demand: not built with routing
     invalid(path, 'a routed dataset maps its columns: give customMapping and schema')
   }
-  const source = parseKafkaSource(route.field)
+  const source = parseSourceExpression(route.field)
   if (source instanceof Error) invalid(`${path}.field`, source.message)
   if (source && !routableSources.has(source.kind)) {
     invalid(
       `${path}.field`,
       `a route by ${route.field} would make a table per record: route by a field of the value, or by $kafka.topic, $kafka.partition, $kafka.key, $kafka.timestampType or $kafka.headers.<name>`,
     )
-  }
-  if (!source) {
-    try {
-      compile(route.field)
-    } catch (error) {
-      invalid(`${path}.field`, `not a JMESPath expression: ${messageOf(error)}`)
-    }
   }
   const template = route.table
   const at0 = template.indexOf(ROUTE_PLACEHOLDER)
@@ -134,7 +126,7 @@ export function resolveRoute(raw: RawDataset, at: string): DatasetRoute | undefi
   }
   return {
     field: route.field,
-    source: source ?? undefined,
+    source,
     table: template,
     values: listed && new Set(listed),
     fallback: route.fallback,
