@@ -25,7 +25,7 @@ import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { answerWithin, datasetGroup, storageOf } from './servers.ts'
-import { ensureDatasetTable, tableIdentifier, widenTable } from './tables.ts'
+import { ensureDatasetTable, RoutedTables, tableIdentifier, widenTable } from './tables.ts'
 import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
@@ -131,6 +131,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
   const phases = new PhaseClock()
+  const routed = dataset.route ? new RoutedTables(catalog, dataset) : undefined
   const participant = new DatasetParticipant({
     dataset,
     group,
@@ -162,6 +163,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
         })
         return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
       },
+      ...(routed ? { routedDataLocation: (table: string) => routed.ensure(table) } : {}),
     },
     admin: deps.admin,
     producer: deps.producer,
@@ -177,7 +179,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     onFatal: fatal,
   })
   const coordinator = new DatasetCoordinator({
-    dataset: { name: dataset.name, topics: () => participant.topics },
+    dataset: { name: dataset.name, topics: () => participant.topics, routed: dataset.route !== undefined },
     group,
     workerId: deps.workerId,
     commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,

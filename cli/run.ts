@@ -3,7 +3,7 @@
 // signal exits at once — whatever is left over is safe by recovery. Exit codes: 0 after a drain,
 // 1 when the worker could not start (a WAL directory in use, a server out of reach) or stop,
 // 2 for a bad configuration, 3 after a fatal error, 130 on a second signal.
-import { redact, unbuiltRoute } from '../shared/config/index.ts'
+import { redact } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { createLogger } from '../shared/telemetry/index.ts'
 import { configFor } from './servers.ts'
@@ -12,12 +12,6 @@ import { Worker, workerIdOf } from './worker.ts'
 export async function runWorker(configPath: string | undefined): Promise<number> {
   const config = configFor('run', configPath)
   if (!config) return 2
-  for (const dataset of config.datasets) {
-    const unbuilt = unbuiltRoute(dataset)
-    if (!unbuilt) continue
-    console.error(`floe run: ${unbuilt.message}`)
-    return 2
-  }
   const workerId = workerIdOf()
   const logger = createLogger({ level: config.log.level, base: { worker: workerId } })
   logger.info({ config: redact(config) }, 'configuration loaded')

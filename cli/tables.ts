@@ -14,6 +14,7 @@ import type { NestedField } from '../shared/iceberg/index.ts'
 import {
   canPromote,
   currentSchema,
+  dataDirectory,
   planSchemaChange,
   planWidening,
   type SchemaChange,
@@ -118,7 +119,8 @@ export class RoutedTables {
   readonly #catalog: Catalog
   readonly #dataset: DatasetConfig
   readonly #options: EnsureTableOptions
-  readonly #ready = new Map<string, Promise<void>>()
+  /** Table -> where its data files go, once it is ready. */
+  readonly #ready = new Map<string, Promise<string>>()
 
   constructor(catalog: Catalog, dataset: DatasetConfig, options: EnsureTableOptions = {}) {
     this.#catalog = catalog
@@ -131,10 +133,13 @@ export class RoutedTables {
     return this.#ready.size
   }
 
-  ensure(table: string): Promise<void> {
+  /** Makes the table ready (created, or checked) once; resolves to where its data files go. */
+  ensure(table: string): Promise<string> {
     let ready = this.#ready.get(table)
     if (ready === undefined) {
-      ready = ensureDatasetTable(this.#catalog, routedDataset(this.#dataset, table), this.#options).then(() => {})
+      ready = ensureDatasetTable(this.#catalog, routedDataset(this.#dataset, table), this.#options).then((loaded) =>
+        dataDirectory(loaded.metadata),
+      )
       this.#ready.set(table, ready)
       ready.catch(() => this.#ready.delete(table))
     }

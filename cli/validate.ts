@@ -5,7 +5,7 @@
 // exits non-zero when any check fails, naming the server and the problem (never a stack trace).
 // It changes nothing: a missing table is reported as one the first run creates.
 import { type Catalog, type LoadedTable, openCatalog, vendedCredentialsOf } from '../shared/catalog/index.ts'
-import { catalogLabel, type DatasetConfig, type FloeConfig, unbuiltRoute } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import {
   applyUpdates,
   currentSchema,
@@ -67,8 +67,12 @@ export async function validate(config: FloeConfig, timeoutMs = 10_000): Promise<
     return `reachable (${catalog.description})`
   })
   for (const dataset of config.datasets) {
-    const unbuilt = unbuiltRoute(dataset)
-    if (unbuilt) checks.push({ what: `dataset ${dataset.name}: route`, ok: false, detail: unbuilt.message })
+    const route = dataset.route
+    if (route) {
+      const fallback = route.fallback === undefined ? '' : `, else ${route.fallback}`
+      const detail = `by ${route.field} into ${route.table}${fallback}; progress in ${dataset.table}; at most ${route.maxOpenTables} tables open per worker`
+      checks.push({ what: `dataset ${dataset.name}: route`, ok: true, detail })
+    }
     if (kafkaOk && dataset.topicPattern) {
       const pattern = dataset.topicPattern
       await record(`dataset ${dataset.name}: topicPattern ${pattern.source}`, async () => {

@@ -28,7 +28,14 @@
 //   offset or `auto.offset.reset` — the settings an operator uses to say where a table without
 //   history starts — and its next status says so in its origin.
 
-import type { LogStartJump, OffsetRange, PartitionWriteStatus, RotationRange, Sender } from '../protocol/index.ts'
+import type {
+  LogStartJump,
+  OffsetRange,
+  PartitionWriteStatus,
+  RotationRange,
+  Sender,
+  TableOffset,
+} from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import type { Progress } from '../shared/progress/index.ts'
 
@@ -65,6 +72,11 @@ export interface RejectedPartition {
   /** Where the participant must seek back to; undefined when the table never saw the partition. */
   tableOffset: bigint | undefined
   range: OffsetRange
+  /**
+   * A routed dataset (`tableOffset` is the ledger's): the tables holding records of the partition
+   * past it, each with its marker; the participant skips what each already holds.
+   */
+  skipFloors?: TableOffset[]
 }
 
 export interface LostRecords {

@@ -32,6 +32,7 @@ import { type CoordinatorMaintenance, type MaintenanceRunner, tableMaintenance }
 import { RoundLog } from './round-log.ts'
 import type { ExpectedPartitions } from './round-tracker.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
+import { type RoutedRoundTrouble, routedCommitRoundLogic } from './routed-commit-logic.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
 import { UnheldPartitionGuard } from './unheld-partitions.ts'
@@ -43,7 +44,12 @@ export interface DatasetCoordinatorOptions {
    * The dataset and its topics (name order), asked at every round's start (a topicPattern's set
    * changes): every round expects each topic's partitions.
    */
-  dataset: { name: string; topics: () => readonly string[] }
+  dataset: {
+    name: string
+    topics: () => readonly string[]
+    /** The dataset routes into many tables: `table` is its ledger, and each round commits per table. */
+    routed?: boolean
+  }
   /** The dataset's consumer group: names the progress marker. */
   group: string
   /** This worker: the sender of the coordinator's messages. */
@@ -142,21 +148,27 @@ export class DatasetCoordinator {
         endRound: fromPromise<EndRoundOutput, EndRoundInput>(({ input, signal }) =>
           this.#track(this.#endRound(input, signal)),
         ),
-        commitRound: commitRoundLogic(
-          {
-            catalog,
-            storage,
-            table,
-            group,
-            now: this.#now,
-            unresolved: () => this.#unresolved,
-            ...(retry ? { retry } : {}),
-          },
-          this.#now,
-          (commit) => {
-            this.#unresolved = rememberCommit(this.#unresolved, commit)
-          },
-        ),
+        commitRound: this.#o.dataset.routed
+          ? routedCommitRoundLogic(
+              { catalog, storage, ledger: table, group, now: this.#now, ...(retry ? { retry } : {}) },
+              this.#now,
+              (trouble) => this.#routedTrouble(trouble),
+            )
+          : commitRoundLogic(
+              {
+                catalog,
+                storage,
+                table,
+                group,
+                now: this.#now,
+                unresolved: () => this.#unresolved,
+                ...(retry ? { retry } : {}),
+              },
+              this.#now,
+              (commit) => {
+                this.#unresolved = rememberCommit(this.#unresolved, commit)
+              },
+            ),
         ackRound: fromPromise<AckRoundOutput, AckRoundInput>(({ input }) => this.#track(this.#ackRound(input))),
       },
     })
@@ -283,6 +295,21 @@ export class DatasetCoordinator {
     const endedAt = this.#now()
     await this.#send(round.commitId, endedAt, endCommitBody(round.expected))
     return { endedAt }
+  }
+
+  /** A routed round's tables that could not be read or did not confirm their commit: the operator's to see. */
+  #routedTrouble(trouble: RoutedRoundTrouble): void {
+    this.#o.logger.warn(
+      {
+        dataset: this.dataset,
+        commitId: trouble.commitId,
+        unreadable: trouble.unreadable.slice(0, 10),
+        unconfirmed: trouble.unconfirmed.slice(0, 10),
+        unreadableTables: trouble.unreadable.length,
+        unconfirmedTables: trouble.unconfirmed.length,
+      },
+      'routed tables not committed this round; their rows are committed by a later one',
+    )
   }
 
   async #ackRound(input: AckRoundInput): Promise<AckRoundOutput> {

@@ -96,4 +96,13 @@ export {
   recordWriteStatus,
 } from './round-tracker.ts'
 export type { RoundResult } from './round-waiters.ts'
+export {
+  commitRoutedRound,
+  type RoutedCommitRequest,
+  type RoutedCommitResult,
+  type RoutedCommitTarget,
+  type RoutedLedgerCommit,
+  type RoutedTableCommit,
+  routedRoundAck,
+} from './routed-commit.ts'
 export { unheldIn } from './unheld-partitions.ts'

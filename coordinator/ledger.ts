@@ -121,7 +121,8 @@ export type ClaimCheck =
 /**
  * One rotation's claims on one table, against the table's marker and the ledger as read inside the
  * table's commit loop. For several rotations of one table in a round, oldest first, pass the
- * marker with the earlier accepted moves merged (mergeProgress).
+ * marker with the earlier accepted moves merged (mergeProgress). A round's rotations, whose read
+ * ranges also move a table without rows in them, go through walkTable (routed-walk.ts) instead.
  */
 export function checkTableClaims(table: Progress, ledger: Progress, claims: readonly TableClaim[]): ClaimCheck {
   const seen = new Set<string>()

@@ -61,7 +61,7 @@ interface Touched {
   oldestTimestampMs?: number
 }
 
-interface Claim {
+export interface Claim {
   topic: string
   partition: number
   range: OffsetRange
@@ -192,7 +192,7 @@ export function checkRound(
 }
 
 /** One range of a rotation against `next[p]` (undefined: the table never saw the partition). */
-function judgeClaim(
+export function judgeClaim(
   claim: Claim,
   summary: WrittenStatus,
   next: bigint | undefined,
@@ -220,7 +220,7 @@ function judgeClaim(
  * log-start jump; the summary's range runs from the chain's first start to its last end, holds no
  * files, and its jump is either before the chain (ending at its first start) or that one step.
  */
-function chainSummaries(report: RotationReport): { claimed: Map<string, WrittenStatus> } | undefined {
+export function chainSummaries(report: RotationReport): { claimed: Map<string, WrittenStatus> } | undefined {
   const byPartition = new Map<string, PartitionWriteStatus>()
   for (const status of report.statuses) {
     const key = topicPartitionKey(status.topic, status.partition)

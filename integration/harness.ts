@@ -75,7 +75,17 @@ export interface VerifyResult {
   snapshots: { id: string; summary: Record<string, string> }[]
   properties: Record<string, string>
   sample?: Record<string, unknown>[]
-  ids?: { expected: number; found: number; missing: number; duplicated: number; unexpected: number }
+  ids?: {
+    expected: number
+    found: number
+    missing: number
+    duplicated: number
+    unexpected: number
+    /** A routed read (`ns.prefix*`): ids found in another table than the ids file names. */
+    misrouted?: number
+  }
+  /** A routed read: how many tables it read. */
+  tables?: number
   error?: string
 }
 

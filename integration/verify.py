@@ -4,12 +4,15 @@ pyiceberg is not Floe's code, so a table it reads whole (to_arrow() checks every
 against the schema) is proof that Floe's files and metadata are valid Iceberg.
 
 Usage (through the integration/verify wrapper, which picks the stack's venv):
-  verify TABLE [--catalog rest|sql|postgres] [--uri URI] [--sql-path FILE --sql-name NAME]
+  verify TABLE|NAMESPACE.PREFIX* [--catalog rest|sql|postgres] [--uri URI] [--sql-path FILE --sql-name NAME]
          [--sql-uri postgresql://USER@HOST:PORT/DB]
          [--ids-file FILE --id-column COL] [--filter EXPR] [--rows N] [--property KEY=VALUE ...]
 
 Prints one JSON object: metadata location, row count (from reading every file, not from the
 manifests), schema, snapshot summaries, and with --ids-file the ids missing and duplicated.
+A name ending in `*` reads every table of the namespace whose name starts with the prefix (the
+tables a route made) and counts their rows together; an ids file whose lines are `id<TAB>table`
+also checks that each id is in its table.
 Exit status: 0 when the check passed (or no check was asked), 1 when ids are missing or
 duplicated, 2 on a usage or load error.
 """
@@ -79,8 +82,41 @@ def load_catalog(args):
 
 
 def read_ids(path):
+    """The expected ids, and the table each belongs in when the lines say (`id<TAB>table`)."""
+    ids, tables = [], {}
     with open(path) as f:
-        return [line.strip() for line in f if line.strip()]
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            id_, _, table = line.partition("\t")
+            ids.append(id_)
+            if table:
+                tables[id_] = table
+    return ids, tables
+
+
+def routed_tables(catalog, pattern):
+    """Every table of the namespace whose name starts with the pattern's prefix, by full name."""
+    namespace, _, prefix = pattern[:-1].rpartition(".")
+    names = sorted(".".join(ident) for ident in catalog.list_tables(namespace) if ident[-1].startswith(prefix))
+    return {name: catalog.load_table(name) for name in names}
+
+
+def read_routed(args):
+    """The rows of every routed table: (arrow tables, table name of each row's id)."""
+    import pyarrow as pa
+
+    tables = routed_tables(load_catalog(args), args.table)
+    arrows, where = [], collections.defaultdict(list)
+    for name, table in tables.items():
+        scan = table.scan(row_filter=args.filter) if args.filter else table.scan()
+        arrow = scan.to_arrow()
+        arrows.append(arrow)
+        for value in arrow.column(args.id_column).to_pylist():
+            where[str(value)].append(name)
+    rows = pa.concat_tables(arrows) if arrows else None
+    return tables, rows, where
 
 
 def main():
@@ -108,6 +144,8 @@ def main():
     )
     args = parser.parse_args()
 
+    if args.table.endswith("*"):
+        return main_routed(args)
     try:
         table = load_catalog(args).load_table(args.table)
     except Exception as error:  # noqa: BLE001 - report any load failure as one line
@@ -138,7 +176,7 @@ def main():
 
     status = 0
     if args.ids_file:
-        expected = read_ids(args.ids_file)
+        expected, _ = read_ids(args.ids_file)
         found = collections.Counter(str(v) for v in arrow.column(args.id_column).to_pylist())
         missing = [i for i in expected if found[i] == 0]
         duplicated = {i: n for i, n in found.items() if n > 1}
@@ -160,6 +198,37 @@ def main():
         return str(value)
 
     print(json.dumps(result, default=printable))
+    return status
+
+
+def main_routed(args):
+    try:
+        tables, rows, where = read_routed(args)
+    except Exception as error:  # noqa: BLE001 - report any load failure as one line
+        print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
+        return 2
+    result = {"table": args.table, "tables": len(tables), "rows": rows.num_rows if rows is not None else 0}
+    status = 0
+    if args.ids_file:
+        expected, tables_of = read_ids(args.ids_file)
+        expected_set = set(expected)
+        missing = [i for i in expected if not where.get(i)]
+        duplicated = {i: names for i, names in where.items() if len(names) > 1}
+        unexpected = [i for i in where if i not in expected_set]
+        misrouted = {i: names[0] for i, names in where.items() if i in tables_of and names[0] != tables_of[i]}
+        result["ids"] = {
+            "expected": len(expected),
+            "found": sum(len(names) for names in where.values()),
+            "missing": len(missing),
+            "duplicated": len(duplicated),
+            "unexpected": len(unexpected),
+            "misrouted": len(misrouted),
+            "missingSample": missing[:20],
+            "duplicatedSample": dict(list(duplicated.items())[:20]),
+            "misroutedSample": dict(list(misrouted.items())[:20]),
+        }
+        status = 0 if not (missing or duplicated or unexpected or misrouted) else 1
+    print(json.dumps(result, default=str))
     return status
 
 

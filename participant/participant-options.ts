@@ -29,6 +29,11 @@ export interface ParticipantTable {
    * (the fields records brought) and resolves to the table's schema and spec after it.
    */
   widen?(requests: readonly (readonly NestedField[])[]): Promise<{ schema: Schema; spec: PartitionSpec }>
+  /**
+   * A routed dataset: makes a table the route names ready (created with the dataset's schema and
+   * spec on first use) and resolves to where its data files go.
+   */
+  routedDataLocation?(table: string): Promise<string>
 }
 
 export interface DatasetParticipantOptions {

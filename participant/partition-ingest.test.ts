@@ -9,7 +9,7 @@ import { isFloeError } from '../shared/index.ts'
 import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
 import { compileDecoder } from './decode/index.ts'
 import { datasetOf, inferredOf } from './decode/test-support.ts'
-import { decodeFetched, PartitionIngest } from './partition-ingest.ts'
+import { decodeFetched, PartitionIngest, skipFloorsOf } from './partition-ingest.ts'
 import { PartitionLog } from './wal/index.ts'
 
 const dataset = datasetOf({ id: 'id', n: 'n' }, { id: 'string not null', n: 'long' })
@@ -177,6 +177,61 @@ describe('PartitionIngest', () => {
         ['id', 'string'],
         ['new', 'int'],
       ],
+    )
+  })
+})
+
+describe('a routed dataset decodes each row with its table', () => {
+  const routed = compileDecoder(
+    datasetOf(
+      { id: 'id', region: 'region' },
+      { id: 'string not null', region: 'string' },
+      {
+        route: { field: 'region', table: 'ns.events_{value}' },
+      },
+    ),
+    { maxRecordBytes: 1024 },
+  )
+  const values = ['eu', 'us', 'eu', 'us', 'eu'].map((region, i) => JSON.stringify({ id: `r${i}`, region }))
+
+  test('every row with its table number, and a record that names no table dead-lettered', () => {
+    const decoded = decodeFetched('events', 0, fetched(20n, [batch(20n, [...values, '{"id": "x"}'])], 26n), routed)
+    assert.deepEqual(
+      decoded.tables?.map((table) => routed.routeTables?.names[table]),
+      ['ns.events_eu', 'ns.events_us', 'ns.events_eu', 'ns.events_us', 'ns.events_eu'],
+    )
+    assert.equal(decoded.rows.length, 5)
+    assert.equal(decoded.bad.length, 1)
+    assert.equal(decoded.skipped, undefined)
+  })
+
+  test("a table's rows below its skip floor are read for their positions only", () => {
+    // ns.events_us holds the partition below 23: its record at 21 is not written again; eu's are
+    const floors = skipFloorsOf(new Map([['ns.events_us', 23n]]))
+    const decoded = decodeFetched('events', 0, fetched(20n, [batch(20n, values)], 25n), routed, floors)
+    assert.deepEqual(
+      decoded.rows.map((row) => row['id']),
+      ['r0', 'r2', 'r3', 'r4'],
+    )
+    assert.deepEqual(
+      decoded.tables?.map((table) => routed.routeTables?.names[table]),
+      ['ns.events_eu', 'ns.events_eu', 'ns.events_us', 'ns.events_eu'],
+    )
+    assert.equal(decoded.records, 5)
+    assert.equal(decoded.skipped, 1)
+    assert.equal(decoded.next, 25n)
+  })
+
+  test('no floor: nothing to look up', () => {
+    assert.equal(skipFloorsOf(new Map()), undefined)
+    assert.equal(
+      skipFloorsOf(
+        new Map([
+          ['a.b', 3n],
+          ['a.c', 9n],
+        ]),
+      )?.below,
+      9n,
     )
   })
 })

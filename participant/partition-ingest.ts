@@ -22,6 +22,10 @@ export interface DecodedBatch {
   next: bigint
   records: number
   rows: StructValue[]
+  /** A routed dataset: the table number (Decoder.routeTables) of each row, parallel to `rows`. */
+  tables?: number[]
+  /** Records not written because their table already holds them (below its skip floor). */
+  skipped?: number
   bad: BadRecord[]
   /** The oldest record timestamp of the batch (ms), for commit-visibility latency. */
   oldestTimestampMs: number | undefined
@@ -49,19 +53,42 @@ function internalError(error: unknown, at: IncomingRecord): FloeError {
 }
 
 /**
+ * A routed dataset's tables that hold a partition's records below an offset each (the ACK of a
+ * rejected round named them): a record the route sends to one of them below its floor is read
+ * again only for the positions, and not written twice.
+ */
+export interface SkipFloors {
+  /** `namespace.table` -> its next offset for the partition. */
+  readonly byTable: ReadonlyMap<string, bigint>
+  /** The highest floor: past it no record is looked up. */
+  readonly below: bigint
+}
+
+export function skipFloorsOf(byTable: ReadonlyMap<string, bigint>): SkipFloors | undefined {
+  let below: bigint | undefined
+  for (const floor of byTable.values()) if (below === undefined || floor > below) below = floor
+  return below === undefined ? undefined : { byTable, below }
+}
+
+/**
  * Decodes a fetched partition. Records before the asked position in the first batch are skipped
  * (a fetch returns whole batches); bad records are returned for the dead-letter path and still
- * advance the range: contiguity is about positions.
+ * advance the range: contiguity is about positions. A routed decoder's rows come with their table
+ * numbers; `floors` drops the rows their table holds already.
  */
 export function decodeFetched(
   topic: string,
   partition: number,
   fetched: FetchedPartition,
   decoder: Decoder,
+  floors?: SkipFloors,
 ): DecodedBatch {
   const rows: StructValue[] = []
+  const routes = decoder.routeTables
+  const tables: number[] | undefined = routes ? [] : undefined
   const bad: BadRecord[] = []
   let records = 0
+  let skipped = 0
   let oldest: bigint | undefined
   let next = fetched.next
   let widening: readonly NestedField[] | undefined
@@ -79,8 +106,16 @@ export function decodeFetched(
       const record = list[i]!
       if (record.offsetDelta < skip) continue
       try {
-        rows.push(decoder.decode(record.value ?? undefined, coordinates?.at(batch, record)))
+        const row = decoder.decode(record.value ?? undefined, coordinates?.at(batch, record))
         records++
+        if (tables !== undefined) {
+          if (floors !== undefined && belowFloor(floors, routes, decoder.table, batch, record.offsetDelta)) {
+            skipped++
+            continue
+          }
+          tables.push(decoder.table)
+        }
+        rows.push(row)
       } catch (error) {
         if (error instanceof SchemaWidening) {
           // rows so far go in under the schema of the moment; this record waits for the wider one
@@ -99,8 +134,23 @@ export function decodeFetched(
   }
   const oldestTimestampMs = oldest === undefined ? undefined : Number(oldest)
   const decoded: DecodedBatch = { from: fetched.from, next, records, rows, bad, oldestTimestampMs }
+  if (tables !== undefined) decoded.tables = tables
+  if (skipped > 0) decoded.skipped = skipped
   if (widening !== undefined) decoded.widening = widening
   return decoded
+}
+
+function belowFloor(
+  floors: SkipFloors,
+  routes: Decoder['routeTables'],
+  table: number,
+  batch: RecordsBatch,
+  offsetDelta: number,
+): boolean {
+  const offset = batch.firstOffset + BigInt(offsetDelta)
+  if (offset >= floors.below) return false
+  const floor = floors.byTable.get(routes?.names[table] ?? '')
+  return floor !== undefined && offset < floor
 }
 
 export class PartitionIngest {

@@ -59,6 +59,11 @@ export interface SlotEnvironment {
     dataLocation: string
     offsets(): Promise<ReadonlyMap<number, bigint>>
   }
+  /**
+   * A routed dataset (the decoder's routeTables name its tables): how many tables may have open
+   * segments at once, and where each table's data files go (the table is made ready on first use).
+   */
+  route?: { maxOpenTables: number; dataLocation(table: string): Promise<string> }
   wal: WalSettings
   bloomFieldIds: readonly number[]
   autoOffsetReset: 'earliest' | 'latest'

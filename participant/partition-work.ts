@@ -285,11 +285,13 @@ export class PartitionWork implements SlotWork {
 
 /** The uploads of either WAL layout's segments: of one partition's, or (without one) the dataset's shared ones. */
 export function segmentUploadsOf(env: SlotEnvironment, partition?: number): SegmentUploads {
+  const route = env.route
   return new SegmentUploads({
     ...(partition === undefined ? {} : { partition }),
     dataset: env.dataset.name,
     uploads: env.uploads,
     dataLocation: env.table.dataLocation,
+    ...(route ? { routedLocation: (table: string) => route.dataLocation(table) } : {}),
     metrics: env.metrics,
     logger: env.logger,
     sidecars: env.sidecars,

@@ -9,7 +9,11 @@ import type { ReadySegment as UploadSegment } from './upload/index.ts'
 import { bloomSidecarLocation, type UploadQueue } from './upload/index.ts'
 
 /** A segment to upload: one layout's ready file, with the upload location recovery found in its sidecar. */
-export type UploadableSegment = UploadSegment & { readonly uploadedLocation?: string | undefined }
+export type UploadableSegment = UploadSegment & {
+  readonly uploadedLocation?: string | undefined
+  /** A routed dataset's segment: the table (`namespace.table`) whose data location it goes to. */
+  readonly table?: string | undefined
+}
 
 /** The WAL that holds a segment: records where it was uploaded, in its sidecar. */
 export interface UploadRecorder<S> {
@@ -22,6 +26,11 @@ export interface SegmentUploadsOptions {
   dataset: string
   uploads: UploadQueue
   dataLocation: string
+  /**
+   * A routed dataset: where a table's data files go, once the table is ready (made on first use).
+   * Each routed segment goes under its own table's location, so that table's maintenance owns it.
+   */
+  routedLocation?: (table: string) => Promise<string>
   metrics: FloeMetrics
   logger: Logger
   /** Data file location -> its bloom-filter sidecar, shared by the dataset's partitions for the WRITE-STATUS. */
@@ -74,10 +83,22 @@ export class SegmentUploads {
     for (const uuid of [...this.#started.keys()]) if (!uuids.has(uuid)) this.forget(uuid)
   }
 
+  #locationOf(segment: UploadableSegment): Promise<string> | string {
+    if (segment.table === undefined) return this.#o.dataLocation
+    const routed = this.#o.routedLocation
+    if (routed === undefined) {
+      throw new FloeError(
+        'INVARIANT_BROKEN',
+        `segment ${segment.uuid} of table ${segment.table} in a dataset without a route`,
+      )
+    }
+    return routed(segment.table)
+  }
+
   async #put<S extends UploadableSegment>(log: UploadRecorder<S>, segment: S): Promise<DataFile> {
-    const { uploads, dataLocation, metrics, logger, dataset, partition } = this.#o
+    const { uploads, metrics, logger, dataset, partition } = this.#o
     try {
-      const file = await uploads.enqueue(segment, dataLocation)
+      const file = await uploads.enqueue(segment, await this.#locationOf(segment))
       // the sidecar records the object, so a restart does not upload it again; a log closed
       // meanwhile (resync, revoke) no longer holds the segment
       await log.markUploaded(segment, file.filePath).catch(() => undefined)

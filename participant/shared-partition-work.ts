@@ -77,7 +77,7 @@ class SharedIngest implements IngestView {
   }
 
   decode(fetched: FetchedPartition, decoder: Decoder): DecodedBatch {
-    return decodeFetched(this.topic, this.partition, fetched, decoder)
+    return decodeFetched(this.topic, this.partition, fetched, decoder, this.#wal.skipFloors(this.partition))
   }
 }
 

@@ -3,10 +3,17 @@
 // uncommitted rotations oldest first, and per partition the chain summary that must equal the
 // chain of its ranges over them), and what an ACK-COMMIT makes of the WAL (which rotations go as
 // accepted, which as rejected, and where each partition's chain starts for the walk).
-import type { CommitAcks, LogStartJump, PartitionWriteStatus, RangeOrigin, RotationStatus } from '../protocol/index.ts'
+import type {
+  CommitAcks,
+  LogStartJump,
+  PartitionWriteStatus,
+  RangeOrigin,
+  RotationRange,
+  RotationStatus,
+} from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { chainedRange } from './chain.ts'
-import { partitionKey, type SharedRotation } from './wal/index.ts'
+import { partitionKey, type SharedRotation, type WalkRange } from './wal/index.ts'
 
 /** What the participant holds about one assigned partition's uncommitted chain. */
 export interface ChainState {
@@ -49,12 +56,13 @@ export function sharedStatus(input: SharedStatusInput): SharedStatus {
     if (reported.length >= limit) break
     const files = rotation.segments.map((segment) => input.uploaded.get(segment.uuid))
     if (files.some((file) => file === undefined)) break
-    reported.push({
+    const status: RotationStatus = {
       id: rotation.id,
       sequence: rotation.sequence,
-      ranges: rotation.ranges.map(({ topic, partition, start, end }) => ({ topic, partition, range: { start, end } })),
+      ranges: rotation.ranges.map(toRotationRange),
       files: files as DataFile[],
-    })
+    }
+    reported.push(rotation.tables === undefined ? status : routed(status, rotation, files as DataFile[]))
   }
   const rangesOf = new Map<string, Array<{ start: bigint; end: bigint }>>()
   for (const rotation of reported) {
@@ -99,6 +107,29 @@ export function sharedStatus(input: SharedStatusInput): SharedStatus {
   return { statuses, rotations: reported, gaps }
 }
 
+const toRotationRange = ({ topic, partition, start, end }: WalkRange): RotationRange => ({
+  topic,
+  partition,
+  range: { start, end },
+})
+
+/** A routed rotation's status: each table's claims and the files of its segments, none outside them. */
+function routed(status: RotationStatus, rotation: SharedRotation, files: readonly DataFile[]): RotationStatus {
+  const byTable = new Map<string, DataFile[]>()
+  rotation.segments.forEach((segment, index) => {
+    const table = segment.table ?? ''
+    const list = byTable.get(table) ?? []
+    list.push(files[index] as DataFile)
+    byTable.set(table, list)
+  })
+  const tables = (rotation.tables ?? []).map(({ table, claims }) => ({
+    table,
+    claims: claims.map(toRotationRange),
+    files: byTable.get(table) ?? [],
+  }))
+  return { ...status, files: [], tables }
+}
+
 export interface AckPlan {
   /** Accepted whole by the commit: delete them. */
   accepted: string[]
@@ -106,6 +137,11 @@ export interface AckPlan {
   rejected: Set<string>
   /** Where each partition's chain starts now (key: the WAL's partitionKey), for the walk. */
   from: Map<string, bigint | undefined>
+  /**
+   * A routed dataset: per rejected partition (partitionKey) read again from the ledger, the tables
+   * that hold its records past there and from where on they do not (the decoder skips below).
+   */
+  floors: Map<string, Map<string, bigint>>
 }
 
 /**
@@ -124,9 +160,14 @@ export function ackPlan(acks: CommitAcks, chains: readonly ChainState[], reporte
     if (held === undefined || offset > held) from.set(key, offset)
   }
   const rejectedPartitions = new Set<string>()
-  for (const { topic, partition, tableOffset } of acks.rejected) {
-    from.set(partitionKey(topic, partition), tableOffset)
-    rejectedPartitions.add(partitionKey(topic, partition))
+  const floors = new Map<string, Map<string, bigint>>()
+  for (const { topic, partition, tableOffset, skipFloors } of acks.rejected) {
+    const key = partitionKey(topic, partition)
+    from.set(key, tableOffset)
+    rejectedPartitions.add(key)
+    if (skipFloors !== undefined && skipFloors.length > 0) {
+      floors.set(key, new Map(skipFloors.map(({ table, offset }) => [table, offset])))
+    }
   }
   const accepted = new Set(acks.acceptedRotations)
   const rejected = new Set<string>()
@@ -136,5 +177,5 @@ export function ackPlan(acks: CommitAcks, chains: readonly ChainState[], reporte
       rejected.add(rotation.id)
     }
   }
-  return { accepted: [...accepted], rejected, from }
+  return { accepted: [...accepted], rejected, from, floors }
 }

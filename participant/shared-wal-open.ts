@@ -18,8 +18,10 @@ export async function openSharedLog(env: SlotEnvironment, dir: string): Promise<
     assigned: env.reader.assigned(),
     specId: env.table.spec['spec-id'],
   })
+  const names = env.route ? env.decoder.routeTables?.names : undefined
   const log = new SharedLog({
     ...walOptionsOf(env),
+    ...(env.route && names ? { route: { names, maxOpenTables: env.route.maxOpenTables } } : {}),
     dir,
     recovered: recovered.rotations,
     nextSequence: recovered.nextSequence,

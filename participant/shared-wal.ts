@@ -14,7 +14,7 @@ import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { type ChainPlacement, placeChain } from './chain.ts'
 import type { FlushInput, SyncResult } from './machine/index.ts'
-import type { DecodedBatch } from './partition-ingest.ts'
+import { type DecodedBatch, type SkipFloors, skipFloorsOf } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
 import { segmentUploadsOf } from './partition-work.ts'
@@ -58,6 +58,12 @@ export class SharedWal {
   )
   /** Per partition waiting to sync: its log start, asked when it asked. */
   readonly #logStarts = new Map<number, Promise<bigint>>()
+  /**
+   * A routed dataset's partitions read again from the ledger after a rejection: the tables that
+   * hold their records past it, and from where on they do not (decodeFetched skips below). Kept
+   * until the partition reads past the highest floor or is let go of.
+   */
+  readonly #floors = new Map<number, SkipFloors>()
   /** Releases queued and not yet done: a sync of the same partition waits for its release. */
   readonly #releasing = new Map<number, Promise<void>>()
   readonly #recorder = {
@@ -79,6 +85,11 @@ export class SharedWal {
       cut: () => this.#queue.run(() => this.#cutForRound()),
       upload: (segment) => this.#uploads.start(this.#recorder, segment),
     })
+  }
+
+  /** The tables whose records of the partition below a floor are not written again; undefined: none. */
+  skipFloors(partition: number): SkipFloors | undefined {
+    return this.#floors.get(partition)
   }
 
   /** Where the partition reads next; undefined while it is not tracked or the WAL is not open. */
@@ -147,7 +158,9 @@ export class SharedWal {
     }
     const place = (partition: number) => {
       const { chainStart, position, logStartJump, origin } = placed.get(partition) as StartingPoint & ChainPlacement
-      log.read(partition, position)
+      // a floor stays true (the table holds those records), so the sync that follows a rejection
+      // reads again with the floors its ACK named
+      log.read(partition, position, this.#floors.get(partition)?.byTable)
       this.#chains.set(partition, {
         topic: log.topic,
         partition,
@@ -183,8 +196,11 @@ export class SharedWal {
     return this.#queue.run(async () => {
       const log = this.#log
       if (!log || !appendable()) return false
-      if (!(await log.appendFrom(partition, batch.from, batch.rows, batch.next))) return false
+      if (!(await log.appendFrom(partition, batch.from, batch.rows, batch.next, batch.tables))) return false
       this.#rounds.appended(partition, batch.oldestTimestampMs)
+      const floors = this.#floors.get(partition)
+      // past the highest floor no record is looked up again
+      if (floors && batch.next >= floors.below) this.#floors.delete(partition)
       return true
     })
   }
@@ -250,6 +266,15 @@ export class SharedWal {
         const partition = partitionOfKey(key, log.topic)
         if (partition !== undefined) from.set(partition, offset)
       }
+      // floors only add up: each is a fact about its table, whichever ACK named it
+      for (const [key, named] of plan.floors) {
+        const partition = partitionOfKey(key, log.topic)
+        if (partition === undefined) continue
+        const byTable = new Map(this.#floors.get(partition)?.byTable)
+        for (const [table, offset] of named) if (offset > (byTable.get(table) ?? -1n)) byTable.set(table, offset)
+        const merged = skipFloorsOf(byTable)
+        if (merged) this.#floors.set(partition, merged)
+      }
       await this.#walk(log, 'commit', from, [], plan.rejected)
     })
   }
@@ -261,6 +286,7 @@ export class SharedWal {
       const start = this.#chains.get(partition)?.chainStart ?? this.#recovered.get(partition)
       this.#chains.delete(partition)
       this.#recovered.delete(partition)
+      this.#floors.delete(partition)
       const log = this.#log
       if (!log) return
       if (log.state === 'failed') await log.discardOpen()
@@ -366,6 +392,9 @@ export class SharedWal {
     rejected?: ReadonlySet<string>,
   ): Promise<{ next: Map<number, bigint | undefined> }> {
     const { topic } = log
+    // whatever moves a partition, the WAL claims from the floors the decoder skips below
+    const floors = new Map<string, ReadonlyMap<string, bigint>>()
+    for (const [partition, { byTable }] of this.#floors) floors.set(partitionKey(topic, partition), byTable)
     const starts = new Map<string, bigint | undefined>()
     const assigned = new Set<number>([...this.#chains.keys(), ...this.#recovered.keys()])
     for (const partition of adding) assigned.add(partition)
@@ -381,6 +410,7 @@ export class SharedWal {
       assigned: [...assigned],
       jumps,
       ...(rejected ? { rejected } : {}),
+      ...(floors.size > 0 ? { floors } : {}),
       reason,
     })
     if (result.cut) this.#cutDone(result.cut)

@@ -134,6 +134,11 @@ export class TopicParticipant {
       commitGroupOffset: (partition, offset) => groupOffsets.commit(partition, offset),
       changed: () => this.#changed(),
     }
+    const { route } = dataset
+    const routedDataLocation = options.table.routedDataLocation
+    if (route && routedDataLocation) {
+      this.#env.route = { maxOpenTables: route.maxOpenTables, dataLocation: (t) => routedDataLocation(t) }
+    }
     shared?.attach(this.#env)
     this.#inferred = dataset.inferColumns ? this.#inferredColumns(options.table) : undefined
     // In the shared layout every partition's folder is what the other layout left: none is owned.

@@ -18,6 +18,8 @@ export interface DataFileEntry extends Omit<DataFile, 'partition'> {
   /** Partition field id -> the value in the spec's JSON single-value text (`null` for null). */
   partitionJson: Map<number, string>
   bloomFilterLocation?: string
+  /** The table (`namespace.table`) a routed dataset's file goes to; absent: the dataset's table. */
+  table?: string
 }
 
 /** Converts a manifest DataFile for a WRITE-STATUS; `partitionType` is its spec's partition struct. */
@@ -59,7 +61,7 @@ export function toDataFile(entry: DataFileEntry, partitionType: StructType): Dat
     const text = entry.partitionJson.get(field.id)
     partition[field.name] = text === undefined ? null : partitionValue(entry, field.type, text)
   }
-  const { partitionJson: _json, bloomFilterLocation: _bloom, ...rest } = entry
+  const { partitionJson: _json, bloomFilterLocation: _bloom, table: _table, ...rest } = entry
   return { ...rest, partition }
 }
 

@@ -7,7 +7,7 @@ import { isFloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
 import { DEFAULT_MAX_CONTROL_MESSAGE_BYTES, fileListLocation, resolveFiles, spillFiles } from './file-list.ts'
 import { decodeEnvelope, encodeEnvelope, type WriteStatus } from './messages.ts'
-import { message, rotationWriteStatus, writeStatus } from './test-fixtures.ts'
+import { message, rotationWriteStatus, routedWriteStatus, writeStatus } from './test-fixtures.ts'
 
 describe('large WRITE-STATUS file lists', () => {
   const storage = new LocalFileStorage()
@@ -110,6 +110,16 @@ describe('large WRITE-STATUS file lists', () => {
       received.rotations?.map((r) => [r.id, r.ranges.length, r.files.length]),
       sent.body.rotations?.map((r) => [r.id, r.ranges.length, 0]),
     )
+    assert.deepStrictEqual(await resolveFiles(received, storage, { commitId: sent.commitId }), sent.body)
+  })
+
+  test("a routed rotation's claims stay in the message and its files keep their tables behind the pointer", async () => {
+    const sent = message(routedWriteStatus())
+    const location = fileListLocation(table, sent.commitId, 'worker-r')
+    const small = await spillFiles(sent, { storage, location, maxBytes: 1 })
+    const received = decodeEnvelope(encodeEnvelope(small)).body as WriteStatus
+    assert.deepStrictEqual(received.rotations?.[0]?.tableClaims, sent.body.rotations?.[0]?.tableClaims)
+    assert.deepStrictEqual(received.rotations?.[0]?.files, [])
     assert.deepStrictEqual(await resolveFiles(received, storage, { commitId: sent.commitId }), sent.body)
   })
 

@@ -12,7 +12,7 @@ import {
   PROTOCOL_VERSION,
   type WriteStatus,
 } from './messages.ts'
-import { bigOffset, message, rotationWriteStatus, snapshotId, writeStatus } from './test-fixtures.ts'
+import { bigOffset, message, rotationWriteStatus, routedWriteStatus, snapshotId, writeStatus } from './test-fixtures.ts'
 import { bodyToWire } from './wire.ts'
 
 const bodies: [string, ControlBody][] = [
@@ -44,6 +44,7 @@ const bodies: [string, ControlBody][] = [
   ['a WriteStatus with data, empty and failed partitions and a log-start jump', writeStatus(3)],
   ['a WriteStatus without partitions', { type: 'WriteStatus', partitions: [] }],
   ['a WriteStatus of shared-segment rotations, one of them without files or ranges', rotationWriteStatus(2)],
+  ['a WriteStatus of a routed rotation, its files and claims naming their tables', routedWriteStatus()],
   [
     'a WriteStatus of the shared-segment layout with no rotation yet (still not a per-partition status)',
     {
@@ -83,6 +84,27 @@ const bodies: [string, ControlBody][] = [
       committedFiles: [{ topic: 'events', partition: 0, filePaths: [] }],
       rejections: [],
       acceptedRotations: ['0e6a3c1d-5b2f-4e7a-9c8d-1f2e3d4c5b6a', '7d1e2f3a-4b5c-4d6e-8f7a-9b8c7d6e5f4a'],
+    },
+  ],
+  [
+    'a CommitAcked of a routed dataset: a rejection with the tables ahead of the ledger',
+    {
+      type: 'CommitAcked',
+      snapshotId: null,
+      committedOffsets: [],
+      committedFiles: [],
+      rejections: [
+        {
+          topic: 'events',
+          partition: 1,
+          reason: 'behind-table',
+          tableOffset: 40n,
+          skipFloors: [
+            { table: 'ns.events_eu', offset: 52n },
+            { table: 'ns.events_us', offset: bigOffset },
+          ],
+        },
+      ],
     },
   ],
   [
@@ -156,7 +178,7 @@ describe('control envelopes', () => {
     const status = envelope.body.value
     status.$unknown = [unknownNumber(50, 1n)]
     status.partitions[0]!.$unknown = [unknownText(99, 'future partition fact')]
-    status.partitions[0]!.files[0]!.$unknown = [unknownText(16, 'future file stat'), unknownNumber(17, 5n)]
+    status.partitions[0]!.files[0]!.$unknown = [unknownText(17, 'future file stat'), unknownNumber(18, 5n)]
     status.partitions[0]!.files[0]!.partition[0]!.$unknown = [unknownText(3, 'binary form')]
     status.partitions[0]!.logStartJump!.$unknown = [unknownNumber(4, 1n)]
     const bytes = toBinary(EnvelopeSchema, envelope)

@@ -90,8 +90,19 @@ export interface Rotation {
   /** Its order in the sender's dataset WAL. */
   sequence: bigint
   ranges: RotationRangeEntry[]
-  /** Maybe none (every record dead-lettered); empty here when the status's files are behind a pointer. */
+  /**
+   * Maybe none (every record dead-lettered); empty here when the status's files are behind a
+   * pointer. A routed dataset's files each name their table (DataFileEntry.table).
+   */
   files: DataFileEntry[]
+  /** A routed dataset: per table and partition with rows of the table, the positions its files claim. */
+  tableClaims?: TableClaimEntry[]
+}
+
+/** The positions `[start, end)` of one partition that a routed rotation's files for `table` claim. */
+export interface TableClaimEntry extends RotationRangeEntry {
+  /** `namespace.table`. */
+  table: string
 }
 
 /** Fact: what one worker's participants wrote for this round. */
@@ -121,6 +132,18 @@ export interface Rejection extends TopicPartition {
   reason: string
   /** The table's next offset for the partition: where its participant seeks back to; absent when the table never saw it. */
   tableOffset?: bigint
+  /**
+   * A routed dataset (tableOffset is then the ledger's): the tables that hold records of the
+   * partition past tableOffset, each with its next offset. Their records below it are skipped.
+   */
+  skipFloors?: TableOffset[]
+}
+
+/** A routed table's next offset for one partition. */
+export interface TableOffset {
+  /** `namespace.table`. */
+  table: string
+  offset: bigint
 }
 
 /** Fact: the catalog confirmed the round's commit. */

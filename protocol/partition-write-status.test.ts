@@ -160,6 +160,76 @@ describe('a partition write status on the wire', () => {
     assert.deepEqual(report, { commitId: 'c-1', sender, statuses, rotations })
   })
 
+  test("reads back a routed rotation: each table's claims and files, a table past its skip floor", () => {
+    const eu = { ...file, filePath: 's3://b/eu.parquet' }
+    const us = { ...file, filePath: 's3://b/us.parquet' }
+    const rotation: RotationStatus = {
+      id: 'r-1',
+      sequence: 1n,
+      ranges: [
+        { topic: 'events', partition: 0, range: { start: 10n, end: 90n } },
+        { topic: 'events', partition: 1, range: { start: 5n, end: 6n } },
+      ],
+      files: [],
+      tables: [
+        {
+          table: 'ns.events_eu',
+          claims: [
+            { topic: 'events', partition: 0, range: { start: 10n, end: 90n } },
+            { topic: 'events', partition: 1, range: { start: 5n, end: 6n } },
+          ],
+          files: [eu, { ...eu, filePath: 's3://b/eu-2.parquet' }],
+        },
+        {
+          table: 'ns.events_us',
+          claims: [{ topic: 'events', partition: 0, range: { start: 40n, end: 90n } }],
+          files: [us],
+        },
+      ],
+    }
+    const statuses: PartitionWriteStatus[] = rotation.ranges.map(({ topic, partition, range }) => ({
+      kind: 'written',
+      topic,
+      partition,
+      range,
+      files: [],
+      origin: 'table',
+    }))
+    const body: WriteStatus = {
+      type: 'WriteStatus',
+      partitions: statuses.map((s) => toPartitionStatus(s, toEntry)),
+      rotations: [toRotation(rotation, toEntry)],
+    }
+    assert.deepEqual(
+      body.rotations?.[0]?.files.map((f) => [f.filePath, f.table]),
+      [
+        ['s3://b/eu.parquet', 'ns.events_eu'],
+        ['s3://b/eu-2.parquet', 'ns.events_eu'],
+        ['s3://b/us.parquet', 'ns.events_us'],
+      ],
+    )
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.deepEqual(report.rotations, [rotation])
+  })
+
+  test('a routed rotation with a file of no table keeps that file apart, for the check to refuse', () => {
+    const rotation: RotationStatus = {
+      id: 'r-1',
+      sequence: 1n,
+      ranges: [{ topic: 'events', partition: 0, range: { start: 0n, end: 9n } }],
+      files: [],
+      tables: [
+        { table: 'ns.t_a', claims: [{ topic: 'events', partition: 0, range: { start: 0n, end: 9n } }], files: [] },
+      ],
+    }
+    const wire = toRotation(rotation, toEntry)
+    wire.files.push(toEntry(file))
+    const body: WriteStatus = { type: 'WriteStatus', partitions: [], rotations: [wire] }
+    const report = writeStatusReport(overTheWire(body), (entry) => toDataFile(entry, unpartitioned))
+    assert.deepEqual(report.rotations?.[0]?.files, [file])
+    assert.deepEqual(report.rotations?.[0]?.tables, rotation.tables)
+  })
+
   test('a status without rotations decodes exactly as the per-partition layout always did', () => {
     const body: WriteStatus = { type: 'WriteStatus', partitions: [toPartitionStatus(written, toEntry)] }
     const decoded = overTheWire(body).body

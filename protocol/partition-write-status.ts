@@ -59,6 +59,24 @@ export interface RotationStatus {
   /** Its order in the sender's dataset WAL. */
   sequence: bigint
   ranges: readonly RotationRange[]
+  /** Empty in a routed rotation: its files are in `tables`, each with the table it goes to. */
+  files: readonly DataFile[]
+  /**
+   * A dataset that routes records into many tables: the rotation's share of each table that got
+   * rows in it (docs/architecture.md, "Markers and the ledger"). Absent without a route.
+   */
+  tables?: readonly RotationTablePart[]
+}
+
+/**
+ * One table's share of a routed rotation: per partition with rows of the table in the cut, the
+ * claim `[s, e)` (every record of the partition in it that the route sends to the table is in
+ * `files`; `e` is the rotation's range end, `s` its start or, past it, the table's skip floor).
+ */
+export interface RotationTablePart {
+  /** `namespace.table`. */
+  table: string
+  claims: readonly RotationRange[]
   files: readonly DataFile[]
 }
 
@@ -124,9 +142,12 @@ export function fromPartitionStatus(
   }
 }
 
-/** A rotation for WriteStatus.rotations; `toEntry` as for toPartitionStatus. */
+/**
+ * A rotation for WriteStatus.rotations; `toEntry` as for toPartitionStatus. A routed rotation's
+ * parts travel flat: each file and each claim names its table.
+ */
 export function toRotation(rotation: RotationStatus, toEntry: (file: DataFile) => DataFileEntry): Rotation {
-  return {
+  const wire: Rotation = {
     id: rotation.id,
     sequence: rotation.sequence,
     ranges: rotation.ranges.map(({ topic, partition, range }) => ({
@@ -137,16 +158,49 @@ export function toRotation(rotation: RotationStatus, toEntry: (file: DataFile) =
     })),
     files: rotation.files.map(toEntry),
   }
+  if (rotation.tables === undefined) return wire
+  wire.tableClaims = []
+  for (const { table, claims, files } of rotation.tables) {
+    for (const file of files) wire.files.push({ ...toEntry(file), table })
+    for (const { topic, partition, range } of claims) {
+      wire.tableClaims.push({ table, topic, partition, start: range.start, end: range.end })
+    }
+  }
+  return wire
 }
 
-/** A rotation from WriteStatus.rotations. */
+/**
+ * A rotation from WriteStatus.rotations. Files and claims that name a table make its parts, in
+ * the order tables first appear; whether the parts agree with the ranges is the coordinator's check.
+ */
 export function fromRotation(rotation: Rotation, toDataFile: (entry: DataFileEntry) => DataFile): RotationStatus {
-  return {
+  const status = {
     id: rotation.id,
     sequence: rotation.sequence,
     ranges: rotation.ranges.map(({ topic, partition, start, end }) => ({ topic, partition, range: { start, end } })),
-    files: rotation.files.map(toDataFile),
   }
+  const claims = rotation.tableClaims ?? []
+  if (claims.length === 0 && rotation.files.every((file) => file.table === undefined)) {
+    return { ...status, files: rotation.files.map(toDataFile) }
+  }
+  const parts = new Map<string, { table: string; claims: RotationRange[]; files: DataFile[] }>()
+  const partOf = (table: string) => {
+    let part = parts.get(table)
+    if (!part) {
+      part = { table, claims: [], files: [] }
+      parts.set(table, part)
+    }
+    return part
+  }
+  const unrouted: DataFile[] = []
+  for (const { table, topic, partition, start, end } of claims) {
+    partOf(table).claims.push({ topic, partition, range: { start, end } })
+  }
+  for (const entry of rotation.files) {
+    if (entry.table === undefined) unrouted.push(toDataFile(entry))
+    else partOf(entry.table).files.push(toDataFile(entry))
+  }
+  return { ...status, files: unrouted, tables: [...parts.values()] }
 }
 
 /**

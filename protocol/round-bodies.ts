@@ -2,14 +2,23 @@
 // coordinator writes START-COMMIT, END-COMMIT and ACK-COMMIT with these, and a participant reads
 // what an ACK-COMMIT says about its partitions and rotations with partitionAcksOf.
 import type { Progress } from '../shared/progress/index.ts'
-import type { CommitAcked, EndCommit, StartCommit } from './messages.ts'
+import type { CommitAcked, EndCommit, StartCommit, TableOffset } from './messages.ts'
 
 /** The parts of an ACK-COMMIT a participant acts on (the coordinator's round ACK has this shape). */
 export interface PartitionAcks {
   /** The table now holds each of these partitions up to `offset`; `filePaths` are the files committed. */
   committed: ReadonlyArray<{ topic: string; partition: number; offset: bigint; filePaths: readonly string[] }>
-  /** Out of line: `tableOffset` undefined when the table never saw the partition. */
-  rejected: ReadonlyArray<{ topic: string; partition: number; reason: string; tableOffset: bigint | undefined }>
+  /**
+   * Out of line: `tableOffset` undefined when the table never saw the partition. A routed
+   * dataset's (`tableOffset` is the ledger's) names the tables ahead of it in `skipFloors`.
+   */
+  rejected: ReadonlyArray<{
+    topic: string
+    partition: number
+    reason: string
+    tableOffset: bigint | undefined
+    skipFloors?: readonly TableOffset[]
+  }>
 }
 
 /** Everything an ACK-COMMIT says: per partition, and the rotations accepted whole. */
@@ -48,11 +57,12 @@ export function commitAckedBody(ack: CommitAcks & { snapshotId: bigint | undefin
       partition,
       filePaths: [...filePaths],
     })),
-    rejections: ack.rejected.map(({ topic, partition, reason, tableOffset }) => ({
+    rejections: ack.rejected.map(({ topic, partition, reason, tableOffset, skipFloors }) => ({
       topic,
       partition,
       reason,
       ...(tableOffset === undefined ? {} : { tableOffset }),
+      ...(skipFloors === undefined || skipFloors.length === 0 ? {} : { skipFloors: [...skipFloors] }),
     })),
     ...(ack.acceptedRotations.length === 0 ? {} : { acceptedRotations: [...ack.acceptedRotations] }),
   }

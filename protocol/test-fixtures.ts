@@ -171,3 +171,25 @@ export function rotationWriteStatus(files: number): WriteStatus {
     ],
   }
 }
+
+/** A routed dataset's status: one rotation whose files go to two tables, each claiming its partitions. */
+export function routedWriteStatus(): WriteStatus {
+  const entry = (i: number, table: string) => ({ ...toDataFileEntry(dataFile(i), fullPartitionType), table })
+  return {
+    type: 'WriteStatus',
+    partitions: [{ topic: 'events', partition: 0, kind: 'data', rangeStart: 7n, rangeEnd: 90n, files: [] }],
+    rotations: [
+      {
+        id: '0e6a3c1d-5b2f-4e7a-9c8d-1f2e3d4c5b6a',
+        sequence: 1n,
+        ranges: [{ topic: 'events', partition: 0, start: 7n, end: 90n }],
+        files: [entry(1, 'ns.events_eu'), entry(2, 'ns.events_eu'), entry(3, 'ns.events_us')],
+        tableClaims: [
+          { table: 'ns.events_eu', topic: 'events', partition: 0, start: 7n, end: 90n },
+          // past the rotation's start: the table's skip floor
+          { table: 'ns.events_us', topic: 'events', partition: 0, start: bigOffset, end: 90n },
+        ],
+      },
+    ],
+  }
+}

@@ -85,6 +85,11 @@ export function bodyToWire(body: ControlBody): WireBody {
             partition: r.partition,
             reason: r.reason,
             ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
+            skipFloors: (r.skipFloors ?? []).map(({ table, offset }) => ({
+              $typeName: 'floe.control.v1.TableOffset',
+              table,
+              offset,
+            })),
           })),
           acceptedRotations: body.acceptedRotations ?? [],
         },
@@ -140,6 +145,9 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
           partition: r.partition,
           reason: r.reason,
           ...(r.tableOffset === undefined ? {} : { tableOffset: r.tableOffset }),
+          ...(r.skipFloors.length === 0
+            ? {}
+            : { skipFloors: r.skipFloors.map(({ table, offset }) => ({ table, offset })) }),
         })),
         // None on the wire (the per-partition layout) decodes as the body always did.
         ...(body.value.acceptedRotations.length === 0 ? {} : { acceptedRotations: body.value.acceptedRotations }),
@@ -170,6 +178,14 @@ export function rotationToWire(rotation: Rotation): pb.Rotation {
       end: r.end,
     })),
     files: rotation.files.map(dataFileToWire),
+    tableClaims: (rotation.tableClaims ?? []).map((c) => ({
+      $typeName: 'floe.control.v1.TableClaim',
+      table: c.table,
+      topic: c.topic,
+      partition: c.partition,
+      start: c.start,
+      end: c.end,
+    })),
   }
 }
 
@@ -179,6 +195,17 @@ export function rotationFromWire(rotation: pb.Rotation): Rotation {
     sequence: rotation.sequence,
     ranges: rotation.ranges.map((r) => ({ topic: r.topic, partition: r.partition, start: r.start, end: r.end })),
     files: rotation.files.map(dataFileFromWire),
+    ...(rotation.tableClaims.length === 0
+      ? {}
+      : {
+          tableClaims: rotation.tableClaims.map(({ table, topic, partition, start, end }) => ({
+            table,
+            topic,
+            partition,
+            start,
+            end,
+          })),
+        }),
   }
 }
 
@@ -297,6 +324,7 @@ export function dataFileToWire(file: DataFileEntry): pb.DataFileEntry {
     splitOffsets: file.splitOffsets ?? [],
     ...(file.sortOrderId === undefined ? {} : { sortOrderId: file.sortOrderId }),
     bloomFilterLocation: file.bloomFilterLocation ?? '',
+    table: file.table ?? '',
   }
 }
 
@@ -330,6 +358,7 @@ export function dataFileFromWire(file: pb.DataFileEntry): DataFileEntry {
   if (file.splitOffsets.length > 0) entry.splitOffsets = file.splitOffsets
   if (file.sortOrderId !== undefined) entry.sortOrderId = file.sortOrderId
   if (file.bloomFilterLocation !== '') entry.bloomFilterLocation = file.bloomFilterLocation
+  if (file.table !== '') entry.table = file.table
   return entry
 }
 

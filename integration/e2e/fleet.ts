@@ -67,6 +67,11 @@ export interface FleetOptions {
   dataset?: string
   /** Settings of the topic the fleet creates (`message.timestamp.type: LogAppendTime`). */
   topicConfigs?: Record<string, string>
+  /**
+   * Routes the default events by their `kind` into `<namespace>.events_<kind>` (the dataset's
+   * `table` then holds the progress only); `kindOf` gives the n-th good event's kind.
+   */
+  route?: { kindOf(n: number): string; extra?: string }
 }
 
 /** The `catalog:` section of a worker's floe.yaml, and the environment that gives its password. */
@@ -224,6 +229,9 @@ export class Fleet {
   readonly dlqTopic: string
   readonly commitIntervalMs: number
   readonly workers: WorkerProcess[] = []
+  readonly #route: FleetOptions['route']
+  /** A routed fleet: the table each good id belongs in, by id. */
+  readonly tableOf = new Map<string, string>()
   /** Ids of the good events produced: each must be in the table exactly once. */
   readonly ids: string[] = []
   /** Ids of the malformed events produced: each must be in the dead-letter topic, none in the table. */
@@ -251,6 +259,7 @@ export class Fleet {
     this.#topics = [...topics]
     this.#partitions = options.partitions ?? 6
     this.#topicConfigs = options.topicConfigs
+    this.#route = options.route
     this.table = table
     this.config = config
     this.dlqTopic = `${topic}-dlq`
@@ -343,6 +352,7 @@ ${options.walLayout ? `    layout: ${options.walLayout}\n` : ''}${options.encode
     }
     table: ${table}
 ${options.dataset ?? defaultDataset}    dlqTopic: ${topic}-dlq
+${options.route ? `    route: {field: kind, table: '${namespace}.events_{value}'${options.route.extra ?? ''}}\n` : ''}
 ${tableProperties}${options.extraConfig ?? ''}
 log:
   level: info
@@ -442,11 +452,13 @@ log:
           }
           const id = `${topic}-${this.ids.length}`
           this.ids.push(id)
+          const kind = this.#route?.kindOf(this.ids.length - 1) ?? 'click'
+          if (this.#route) this.tableOf.set(id, `${this.table}_${kind}`)
           const event = options.event?.(id, this.ids.length - 1) ?? {
             id,
             ts: new Date(Date.UTC(2026, 10, 28 + (i % 3))).toISOString(),
             user: { id: i },
-            kind: 'click',
+            kind,
             amount: i / 10,
           }
           const headers = options.headers?.(id, this.ids.length - 1)
@@ -481,11 +493,14 @@ log:
    */
   async waitUntilAllSeen(timeoutMs: number): Promise<VerifyResult> {
     const idsFile = join(this.dir, 'ids.txt')
-    await writeFile(idsFile, `${this.ids.join('\n')}\n`)
+    // routed: every table the route made, each id checked to be in its own
+    const lines = this.#route ? this.ids.map((id) => `${id}\t${this.tableOf.get(id)}`) : this.ids
+    await writeFile(idsFile, `${lines.join('\n')}\n`)
+    const table = this.#route ? `${this.table}_*` : this.table
     const deadline = Date.now() + timeoutMs
     let last: VerifyResult | undefined
     while (Date.now() < deadline) {
-      last = await verifyTable(this.table, { idsFile, idColumn: 'id', ...this.#verifyCatalog }).catch(
+      last = await verifyTable(table, { idsFile, idColumn: 'id', ...this.#verifyCatalog }).catch(
         (error: unknown) => ({ error: String(error) }) as VerifyResult,
       )
       if (!last.error && last.ids && last.ids.found >= this.ids.length && last.ids.missing === 0) return last
@@ -625,8 +640,9 @@ export function assertEveryIdOnce(fleet: Fleet, report: SettledResult): void {
       missing: report.ids?.missing,
       duplicated: report.ids?.duplicated,
       unexpected: report.ids?.unexpected,
+      misrouted: report.ids?.misrouted ?? 0,
     },
-    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0 },
+    { expected: fleet.ids.length, missing: 0, duplicated: 0, unexpected: 0, misrouted: 0 },
     `ids: ${JSON.stringify(report.ids)}`,
   )
   assert.equal(report.rows, fleet.ids.length)

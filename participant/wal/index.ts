@@ -4,11 +4,13 @@
 // the shared-segment layout (docs/architecture.md, "Shared segments"): one SharedLog per dataset,
 // its recovery, and the rotation walk that recovery, ACKs, rejections and revocations apply.
 // Files not re-exported here are internal: open-segments.ts (routing rows to one segment per
-// Iceberg partition, under the table they follow), log-queues.ts (what both layouts run on; log-options.ts
-// gives only the LogOptions type), make-ready.ts and shared-cut.ts (a rotation's durable steps in each
-// layout), ready-rotations.ts (a SharedLog's ready files), durable.ts (fsync, atomic replace,
-// ordered deletes; only its listWalDirectory is public), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/ (tests
-// only), and wal.bench.ts (a benchmark, outside `npm test`).
+// Iceberg partition, and per table when the dataset routes, under the table they follow; only its
+// WalRoute type is public), log-queues.ts (what both layouts run on; log-options.ts gives only the
+// LogOptions type), make-ready.ts and shared-cut.ts (a rotation's durable steps in each layout),
+// ready-rotations.ts (a SharedLog's ready files), table-claims.ts (a routed log's claims per table
+// and skip floors), durable.ts (fsync, atomic replace, ordered deletes; only its listWalDirectory
+// is public), sidecar.ts (the ready_*.json codec), test-support.ts and testdata/ (tests only), and
+// wal.bench.ts (a benchmark, outside `npm test`).
 
 export { listWalDirectory } from './durable.ts'
 export type { LogOptions } from './log-options.ts'
@@ -21,6 +23,7 @@ export {
   type WalFileKind,
   type WalFileName,
 } from './names.ts'
+export type { WalRoute } from './open-segments.ts'
 export { PartitionLog, type PartitionLogOptions, type PartitionLogState } from './partition-log.ts'
 export {
   pruneBehindTable,
@@ -45,6 +48,7 @@ export {
   rotationFooter,
   type SharedRotation,
   type SharedSegment,
+  type TableClaims,
 } from './rotation-manifest.ts'
 export {
   partitionKey,

@@ -4,6 +4,10 @@
 // through untouched, and otherwise fills one reused array per segment: no array, closure or tuple
 // per row (the tuple is made once, when a segment opens).
 //
+// A routed dataset's rows also carry a table number (participant/decode/route.ts), and a segment
+// is then one per (table, Iceberg partition): one map of partition keys per table number, so no
+// key is built per row either; an unrouted log keeps everything under table 0.
+//
 // Segments open under the table's schema and spec of the time. A change of either waits until
 // every open segment has been made ready (they rotate together), so every file follows one spec
 // and a rotation reads one table context for all of its files.
@@ -12,6 +16,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { PartitionSpec, PrimitiveType, Schema, StructType, StructValue } from '../../shared/iceberg/index.ts'
 import { compilePartitioner, type Partitioner } from '../../shared/iceberg/partitioning/index.ts'
+import { FloeError } from '../../shared/index.ts'
 import {
   type DataFileCodec,
   type DataFileWriter,
@@ -26,7 +31,10 @@ import type { Clock, RotationReason, WalLimits } from './types.ts'
 
 export interface OpenSegment {
   readonly uuid: string
+  /** The Iceberg partition key. */
   readonly key: string
+  /** The routed table (`namespace.table`) whose rows it holds; absent in an unrouted log. */
+  readonly table?: string
   readonly partitionValues: StructValue
   readonly activeName: string
   /** Clock time of its first row, for the age trigger. */
@@ -42,6 +50,16 @@ export interface OpenSegmentsConfig {
   activeName(uuid: string): string
   clock: Clock
   writer: SegmentWriterSettings
+  /** A routed dataset's tables: rows come with table numbers, segments are kept per table. */
+  route?: WalRoute
+}
+
+/** What a routed shared log knows of the dataset's route. */
+export interface WalRoute {
+  /** By table number, its `namespace.table`: a live view (RouteTables.names) that grows as records name tables. */
+  readonly names: readonly string[]
+  /** More tables with open segments than this make a cut due ('tables'). */
+  readonly maxOpenTables: number
 }
 
 /** The writer settings a log's options give its segments (both layouts take the same ones). */
@@ -89,7 +107,12 @@ export class OpenSegments {
   #writer!: DataFileWriterOptions
   #keyOf!: (row: StructValue) => string
   #nextTable: { schema: Schema; spec: PartitionSpec } | undefined
-  readonly #segments = new Map<string, OpenSegment>()
+  /** By table number (0 when unrouted): the table's open segments by partition key; kept across cuts, emptied. */
+  readonly #byTable: Array<Map<string, OpenSegment> | undefined> = []
+  /** Every open segment, for what walks them all. */
+  readonly #segments: OpenSegment[] = []
+  /** Tables with at least one open segment. */
+  #openTables = 0
   /** Partition keys of the batch being routed, reused across batches. */
   readonly #keys: string[] = []
   readonly #touched: OpenSegment[] = []
@@ -118,35 +141,43 @@ export class OpenSegments {
   useTable(schema: Schema, spec: PartitionSpec): void {
     if (schema === this.#context.schema && spec === this.#context.spec) return
     this.#nextTable = { schema, spec }
-    if (this.#segments.size === 0) this.#followNextTable()
+    if (this.#segments.length === 0) this.#followNextTable()
   }
 
   get count(): number {
-    return this.#segments.size
+    return this.#segments.length
+  }
+
+  /** Distinct tables with open segments (1 or 0 when unrouted). */
+  get tableCount(): number {
+    return this.#openTables
   }
 
   get bufferedBytes(): number {
     let bytes = 0
-    for (const segment of this.#segments.values()) bytes += segment.writer.bufferedBytes
+    for (const segment of this.#segments) bytes += segment.writer.bufferedBytes
     return bytes
   }
 
   /** Estimated memory the open segments hold (shared/parquet/memory.ts), writers included. */
   get heldBytes(): number {
     let bytes = 0
-    for (const segment of this.#segments.values()) bytes += segment.writer.heldBytes
+    for (const segment of this.#segments) bytes += segment.writer.heldBytes
     return bytes
   }
 
   /** Of which their buffered rows: what flushing row groups would free. */
   get bufferedHeldBytes(): number {
     let bytes = 0
-    for (const segment of this.#segments.values()) bytes += segment.writer.bufferedHeldBytes
+    for (const segment of this.#segments) bytes += segment.writer.bufferedHeldBytes
     return bytes
   }
 
-  /** Routes a non-empty batch to its segments; resolves when every segment has taken its rows. */
-  async append(rows: readonly StructValue[]): Promise<void> {
+  /**
+   * Routes a non-empty batch to its segments; resolves when every segment has taken its rows.
+   * `tables` (a routed log's, parallel to `rows`) holds each row's table number, checked by the caller.
+   */
+  async append(rows: readonly StructValue[], tables?: readonly number[]): Promise<void> {
     const count = rows.length
     const keyOf = this.#keyOf
     const keys = this.#keys
@@ -158,23 +189,37 @@ export class OpenSegments {
       keys[i] = key
       if (key !== firstKey) mixed = true
     }
+    const firstTable = tables === undefined ? 0 : (tables[0] as number)
+    // a loop of its own, so an unrouted batch pays nothing for tables
+    if (tables !== undefined && !mixed) {
+      for (let i = 1; i < count; i++) {
+        if (tables[i] !== firstTable) {
+          mixed = true
+          break
+        }
+      }
+    }
     if (!mixed) {
-      // the usual case (one partition per batch, e.g. day(ts)): the batch goes in as it came
-      const segment = this.#segments.get(firstKey) ?? (await this.#open(firstKey, rows[0] as StructValue))
+      // the usual case (one table and partition per batch, e.g. day(ts)): the batch goes in as it came
+      const segment =
+        this.#byTable[firstTable]?.get(firstKey) ?? (await this.#open(firstTable, firstKey, rows[0] as StructValue))
       await segment.writer.append(rows)
       return
     }
     const touched = this.#touched
     touched.length = 0
     let currentKey: string | undefined
+    let currentTable = -1
     let current: OpenSegment | undefined
     for (let i = 0; i < count; i++) {
       const key = keys[i] as string
+      const table = tables === undefined ? 0 : (tables[i] as number)
       const row = rows[i] as StructValue
-      // runs of one partition skip the map lookup
-      if (key !== currentKey) {
-        current = this.#segments.get(key) ?? (await this.#open(key, row))
+      // runs of one table and partition skip the map lookups
+      if (key !== currentKey || table !== currentTable) {
+        current = this.#byTable[table]?.get(key) ?? (await this.#open(table, key, row))
         currentKey = key
+        currentTable = table
         if (current.batch.length === 0) touched.push(current)
       }
       ;(current as OpenSegment).batch.push(row)
@@ -188,24 +233,27 @@ export class OpenSegments {
 
   /** The first of the log's own triggers that the open segments meet at `now`. */
   rotationDue(now: number, limits: Readonly<WalLimits>): RotationReason | undefined {
-    if (this.#segments.size === 0) return undefined
+    if (this.#segments.length === 0) return undefined
     let oldest = Number.POSITIVE_INFINITY
-    for (const segment of this.#segments.values()) {
+    for (const segment of this.#segments) {
       if (segment.writer.writtenBytes + segment.writer.bufferedBytes >= limits.maxFileSizeBytes) return 'size'
       if (segment.openedAt < oldest) oldest = segment.openedAt
     }
     if (now - oldest >= limits.maxFileAgeMs) return 'age'
-    if (this.#segments.size > limits.maxOpenSegments) return 'segments'
+    if (this.#segments.length > limits.maxOpenSegments) return 'segments'
+    // a full cut, not the eviction of one table (M5's LRU): table-claims.ts says why
+    const route = this.#config.route
+    if (route !== undefined && this.#openTables > route.maxOpenTables) return 'tables'
     return undefined
   }
 
   list(): OpenSegment[] {
-    return [...this.#segments.values()]
+    return [...this.#segments]
   }
 
   /** Forgets every segment (they were made ready); a table change waiting for them applies now. */
   rotated(): void {
-    this.#segments.clear()
+    this.#forgetAll()
     this.#followNextTable()
   }
 
@@ -216,7 +264,7 @@ export class OpenSegments {
   /** Discards every open segment and its active file. */
   async abortAll(): Promise<void> {
     const segments = this.list()
-    this.#segments.clear()
+    this.#forgetAll()
     await Promise.all(segments.map((segment) => segment.writer.abort().catch(() => {})))
   }
 
@@ -241,8 +289,20 @@ export class OpenSegments {
     this.#nextTable = undefined
   }
 
-  async #open(key: string, row: StructValue): Promise<OpenSegment> {
-    const { dir, clock } = this.#config
+  #forgetAll(): void {
+    this.#segments.length = 0
+    for (const segments of this.#byTable) segments?.clear()
+    this.#openTables = 0
+  }
+
+  async #open(table: number, key: string, row: StructValue): Promise<OpenSegment> {
+    const { dir, clock, route } = this.#config
+    const name = route?.names[table]
+    if (route !== undefined && name === undefined) {
+      throw new FloeError('INVARIANT_BROKEN', `a row names table number ${table}, which the route has not handed out`, {
+        details: { table, tables: route.names.length },
+      })
+    }
     const { partitioner } = this.#context
     const writerOptions = this.#writer
     if (!this.#directoryMade) {
@@ -259,13 +319,21 @@ export class OpenSegments {
     const segment: OpenSegment = {
       uuid,
       key,
+      ...(name === undefined ? {} : { table: name }),
       partitionValues: partitioner.partition(row),
       activeName,
       openedAt: clock.now(),
       writer,
       batch: [],
     }
-    this.#segments.set(key, segment)
+    let segments = this.#byTable[table]
+    if (segments === undefined) {
+      segments = new Map()
+      this.#byTable[table] = segments
+    }
+    if (segments.size === 0) this.#openTables += 1
+    segments.set(key, segment)
+    this.#segments.push(segment)
     return segment
   }
 }

@@ -3,9 +3,14 @@
 // sidecar (`segment_<uuid>.json`, as today's but naming its rotation instead of a range), and the
 // footer key-value metadata every file of a rotation carries (`floe.rotation`, `floe.ranges`), so
 // a data file found anywhere says what it claims.
+//
+// A routed dataset (docs/architecture.md, "Several topics and many tables") adds, all optional so
+// that a WAL written before routing reads back as unrouted: the manifest's `tables` (per table its
+// claims), the sidecar's and the footer's table (`table`, `floe.table`). The version stays 1: an
+// unrouted manifest is byte for byte what it was.
 import type { StructType } from '../../shared/iceberg/index.ts'
 import { type JsonObject, type JsonValue, stringifyJsonBytes } from '../../shared/json/index.ts'
-import type { WalkRange } from './rotation-walk.ts'
+import { partitionKey, type WalkRange } from './rotation-walk.ts'
 import {
   array,
   decodeFileFields,
@@ -29,6 +34,19 @@ export interface SharedSegment extends SidecarFile {
   /** The `segment_*.parquet` file and its `segment_*.json` sidecar. */
   readonly localPath: string
   readonly jsonPath: string
+  /** The routed table (`namespace.table`) whose rows it holds; absent in an unrouted log. */
+  readonly table?: string
+}
+
+/**
+ * What a rotation's files claim for one routed table: per partition with rows of that table,
+ * `[s, e)` with `e` the partition's range end and `s` at or past its range start (a skip floor
+ * raises it). Every record of those positions that the route sends to the table is in its files.
+ */
+export interface TableClaims {
+  readonly table: string
+  /** In partition order, one per partition at most. */
+  readonly claims: readonly WalkRange[]
 }
 
 /** What one cut made: for every partition that moved since the previous cut, its range, and the files holding their rows. */
@@ -40,6 +58,8 @@ export interface SharedRotation {
   readonly ranges: readonly WalkRange[]
   /** May be empty: every record of the ranges dead-lettered, markers, compaction gaps. */
   readonly segments: readonly SharedSegment[]
+  /** A routed log's claims, by table name; absent in an unrouted log. */
+  readonly tables?: readonly TableClaims[]
   /** The `rotation_*.json` manifest. */
   readonly manifestPath: string
 }
@@ -53,6 +73,8 @@ export interface RotationManifest {
   sequence: bigint
   files: string[]
   ranges: WalkRange[]
+  /** Absent: unrouted. */
+  tables?: TableClaims[]
 }
 
 export function encodeRotationManifest(manifest: RotationManifest): Uint8Array {
@@ -63,18 +85,31 @@ export function encodeRotationManifest(manifest: RotationManifest): Uint8Array {
     sequence: manifest.sequence,
     files: manifest.files,
     ranges: manifest.ranges.map(rangeToJson),
+    ...(manifest.tables === undefined
+      ? {}
+      : {
+          tables: manifest.tables.map(({ table, claims }) => ({ table, claims: claims.map(rangeToJson) })),
+        }),
   })
 }
 
-/** Throws INVARIANT_BROKEN (malformed) for a manifest that does not read back. */
+/**
+ * Throws INVARIANT_BROKEN (malformed) for a manifest that does not read back, or whose claims are
+ * not within its ranges (the rotation would claim positions it did not read).
+ */
 export function decodeRotationManifest(text: string): RotationManifest {
   const json = sidecarObject(text, manifestFormat, version)
-  return {
+  const manifest: RotationManifest = {
     id: string(json['id'], 'id'),
     sequence: long(json['sequence'], 'sequence'),
     files: array(json['files'], 'files').map((file) => string(file, 'files')),
-    ranges: array(json['ranges'], 'ranges').map((range) => rangeFromJson(range)),
+    ranges: array(json['ranges'], 'ranges').map((range) => rangeFromJson(range, 'ranges')),
   }
+  if (json['tables'] !== undefined) {
+    manifest.tables = array(json['tables'], 'tables').map(tableClaimsFromJson)
+    claimsWithinRanges(manifest.ranges, manifest.tables)
+  }
+  return manifest
 }
 
 export function encodeSharedSidecar(segment: SharedSegment, partitionType: StructType): Uint8Array {
@@ -83,6 +118,7 @@ export function encodeSharedSidecar(segment: SharedSegment, partitionType: Struc
     version,
     uuid: segment.uuid,
     rotation: segment.rotation,
+    ...(segment.table === undefined ? {} : { table: segment.table }),
     ...fileFields(segment, partitionType),
   })
 }
@@ -95,14 +131,17 @@ export interface DecodedSharedSidecar {
 export function decodeSharedSidecar(text: string): DecodedSharedSidecar {
   const json = sidecarObject(text, sidecarFormat, version)
   const { partitionType, ...file } = decodeFileFields(json)
-  return {
-    segment: { uuid: string(json['uuid'], 'uuid'), rotation: string(json['rotation'], 'rotation'), ...file },
-    partitionType,
+  const segment: DecodedSharedSidecar['segment'] = {
+    uuid: string(json['uuid'], 'uuid'),
+    rotation: string(json['rotation'], 'rotation'),
+    ...(json['table'] === undefined ? {} : { table: tableName(json['table'], 'table') }),
+    ...file,
   }
+  return { segment, partitionType }
 }
 
-/** The footer key-value metadata of every file of a rotation. */
-export function rotationFooter(id: string, ranges: readonly WalkRange[]): Record<string, string> {
+/** The footer key-value metadata of every file of a rotation; a routed file also says its table. */
+export function rotationFooter(id: string, ranges: readonly WalkRange[], table?: string): Record<string, string> {
   // offsets as strings: a reader of the footer need not parse 64-bit JSON numbers
   const list = ranges.map((range) => ({
     topic: range.topic,
@@ -110,22 +149,64 @@ export function rotationFooter(id: string, ranges: readonly WalkRange[]): Record
     start: String(range.start),
     end: String(range.end),
   }))
-  return { 'floe.rotation': id, 'floe.ranges': JSON.stringify(list) }
+  const footer: Record<string, string> = { 'floe.rotation': id, 'floe.ranges': JSON.stringify(list) }
+  if (table !== undefined) footer['floe.table'] = table
+  return footer
 }
 
 function rangeToJson(range: WalkRange): Record<string, unknown> {
   return { topic: range.topic, partition: range.partition, start: range.start, end: range.end }
 }
 
-function rangeFromJson(value: JsonValue): WalkRange {
-  const json: JsonObject = object(value, 'ranges')
+function rangeFromJson(value: JsonValue, what: string): WalkRange {
+  const json: JsonObject = object(value, what)
   const range = {
-    topic: string(json['topic'], 'ranges.topic'),
-    partition: integer(json['partition'], 'ranges.partition'),
-    start: long(json['start'], 'ranges.start'),
-    end: long(json['end'], 'ranges.end'),
+    topic: string(json['topic'], `${what}.topic`),
+    partition: integer(json['partition'], `${what}.partition`),
+    start: long(json['start'], `${what}.start`),
+    end: long(json['end'], `${what}.end`),
   }
   if (range.partition < 0 || range.start < 0n || range.end <= range.start)
     throw malformed('a range is empty or negative')
   return range
+}
+
+function tableClaimsFromJson(value: JsonValue): TableClaims {
+  const json = object(value, 'tables')
+  return {
+    table: tableName(json['table'], 'tables.table'),
+    claims: array(json['claims'], 'tables.claims').map((claim) => rangeFromJson(claim, 'tables.claims')),
+  }
+}
+
+function tableName(value: JsonValue | undefined, what: string): string {
+  const name = string(value, what)
+  if (name === '') throw malformed(`${what} is empty`)
+  return name
+}
+
+/**
+ * A claim ends where its partition's range ends (the cut's end is the same for every table) and
+ * starts inside that range; tables come in name order, each once, with at least one claim and
+ * one claim per partition at most.
+ */
+function claimsWithinRanges(ranges: readonly WalkRange[], tables: readonly TableClaims[]): void {
+  const byPartition = new Map(ranges.map((range) => [partitionKey(range.topic, range.partition), range]))
+  let previous: string | undefined
+  for (const { table, claims } of tables) {
+    if (previous !== undefined && !(previous < table)) throw malformed('tables are not in name order, once each')
+    previous = table
+    if (claims.length === 0) throw malformed(`table ${table} is claimed without positions`)
+    const seen = new Set<string>()
+    for (const claim of claims) {
+      const key = partitionKey(claim.topic, claim.partition)
+      const range = byPartition.get(key)
+      if (!range) throw malformed(`table ${table} claims partition ${key}, which the rotation has no range of`)
+      if (seen.has(key)) throw malformed(`table ${table} claims partition ${key} twice`)
+      seen.add(key)
+      if (claim.end !== range.end || claim.start < range.start) {
+        throw malformed(`table ${table}'s claim of partition ${key} is not within its range`)
+      }
+    }
+  }
 }

@@ -6,8 +6,10 @@
 //   4. the rotation manifest is written under a temporary name, fsynced, renamed into place, and
 //      the directory fsynced: the rename is the rotation's commit point.
 // A crash before 4's rename leaves segments no manifest names (deleted at recovery: the
-// rotation never existed); after it, the rotation is whole.
+// rotation never existed); after it, the rotation is whole. A routed cut also records its claims
+// per table in the manifest, and each file's table in its sidecar and footer.
 import { join } from 'node:path'
+import { FloeError } from '../../shared/index.ts'
 import type { DataFileMetrics } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
 import { closedFileOf } from './make-ready.ts'
@@ -18,9 +20,11 @@ import {
   rotationFooter,
   type SharedRotation,
   type SharedSegment,
+  type TableClaims,
 } from './rotation-manifest.ts'
 import type { WalkRange } from './rotation-walk.ts'
 import { rotationManifestName, sharedSegmentName, sharedTemporaryName } from './shared-names.ts'
+import { claimsMatchFiles } from './table-claims.ts'
 import type { RotationReason } from './types.ts'
 
 export interface Cut {
@@ -28,6 +32,8 @@ export interface Cut {
   sequence: bigint
   reason: RotationReason
   ranges: readonly WalkRange[]
+  /** A routed cut's claims (table-claims.ts); absent when unrouted. */
+  tables?: readonly TableClaims[]
 }
 
 export async function writeRotation(
@@ -36,9 +42,20 @@ export async function writeRotation(
   cut: Cut,
 ): Promise<SharedRotation> {
   const { dir } = context
-  const keyValueMetadata = rotationFooter(cut.id, cut.ranges)
+  if (!claimsMatchFiles(cut.tables, segments)) {
+    throw new FloeError('INVARIANT_BROKEN', "a cut's claimed tables are not its files' tables", {
+      details: { rotation: cut.id, tables: cut.tables?.map(({ table }) => table) },
+    })
+  }
+  const footer = rotationFooter(cut.id, cut.ranges)
   // the closes run side by side: each ends in its own fsync, which a disk serves in parallel
-  const closed = await Promise.all(segments.map((segment) => segment.writer.close({ keyValueMetadata })))
+  const closed = await Promise.all(
+    segments.map((segment) =>
+      segment.writer.close({
+        keyValueMetadata: segment.table === undefined ? footer : rotationFooter(cut.id, cut.ranges, segment.table),
+      }),
+    ),
+  )
   const ready = segments.map((segment, index) =>
     sharedSegmentOf(context, segment, closed[index] as DataFileMetrics, cut.id),
   )
@@ -61,6 +78,7 @@ export async function writeRotation(
       sequence: cut.sequence,
       files: ready.map((segment) => segment.uuid),
       ranges: [...cut.ranges],
+      ...(cut.tables === undefined ? {} : { tables: [...cut.tables] }),
     }),
   )
   return {
@@ -69,6 +87,7 @@ export async function writeRotation(
     reason: cut.reason,
     ranges: cut.ranges,
     segments: ready,
+    ...(cut.tables === undefined ? {} : { tables: cut.tables }),
     manifestPath: join(dir, name),
   }
 }
@@ -83,6 +102,7 @@ function sharedSegmentOf(
   return {
     uuid: segment.uuid,
     rotation,
+    ...(segment.table === undefined ? {} : { table: segment.table }),
     localPath: join(dir, sharedSegmentName(segment.uuid, 'parquet')),
     jsonPath: join(dir, sharedSegmentName(segment.uuid, 'json')),
     ...closedFileOf(context, segment, metrics),

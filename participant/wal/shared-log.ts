@@ -8,6 +8,10 @@
 // `read` and `forget` refuse a partition with uncut rows, and `walk` (ACK, rejection, resync,
 // revocation) cuts before it rewinds or lets go of one.
 //
+// A routed log (option `route`) also keeps each row's table: one open segment per (table, Iceberg
+// partition), and in each cut the claims of every table written (table-claims.ts). A cut takes
+// every table at once, so S1 holds per table as for the whole log.
+//
 // Operations on open segments (append, cut, walk) run one at a time in call order; operations on
 // ready files (markUploaded, deleting rotations) have a queue of their own. A failure while rows
 // are written or a cut is under way leaves the log `failed`; `discardOpen` is the way on.
@@ -18,12 +22,13 @@ import { FloeError } from '../../shared/index.ts'
 import { deleteWalFiles } from './durable.ts'
 import { configInvalid, type LogOptions, performanceClock, walLimits } from './log-options.ts'
 import { LogQueues, type LogState } from './log-queues.ts'
-import { OpenSegments } from './open-segments.ts'
+import { OpenSegments, type WalRoute } from './open-segments.ts'
 import { ReadyRotations } from './ready-rotations.ts'
 import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
 import { writeRotation } from './shared-cut.ts'
 import { sharedActiveName } from './shared-names.ts'
+import { type CutPartition, type PartitionTables, TableClaimBook } from './table-claims.ts'
 import type { Clock, RotationReason, WalLimits } from './types.ts'
 
 export interface SharedLogOptions extends LogOptions {
@@ -35,6 +40,8 @@ export interface SharedLogOptions extends LogOptions {
   recovered?: readonly SharedRotation[]
   /** The sequence the next rotation takes (recoverSharedLog's `nextSequence`); default 1. */
   nextSequence?: bigint
+  /** The dataset routes its records into tables: every row appended comes with its table number. */
+  route?: WalRoute
 }
 
 export type SharedLogState = LogState
@@ -50,6 +57,8 @@ export interface SharedWalkInput {
   rejected?: ReadonlySet<string>
   /** Why the walk may have to cut first. */
   reason: RotationReason
+  /** A routed log's skip floors (key: partitionKey) of the partitions it moves; the others keep theirs. */
+  floors?: ReadonlyMap<string, ReadonlyMap<string, bigint>>
 }
 
 export interface SharedWalkResult {
@@ -68,6 +77,8 @@ interface Position {
   start: bigint
   /** The offset after the last record appended or skipped. */
   end: bigint
+  /** A routed log's tables written since the last cut, and the floors. */
+  tables?: PartitionTables
 }
 
 export class SharedLog {
@@ -75,6 +86,7 @@ export class SharedLog {
   readonly topic: string
   readonly limits: Readonly<WalLimits>
   readonly #clock: Clock
+  readonly #tables: TableClaimBook
   readonly #segments: OpenSegments
   readonly #positions = new Map<number, Position>()
   readonly #ready: ReadyRotations
@@ -87,9 +99,11 @@ export class SharedLog {
     this.dir = options.dir
     this.topic = options.topic
     this.#clock = options.clock ?? performanceClock
+    this.#tables = new TableClaimBook(options.route)
     this.#queues = new LogQueues(options.dir, { topic: options.topic })
-    const segmentsConfig = { dir: options.dir, activeName: sharedActiveName, clock: this.#clock, writer: options }
-    this.#segments = new OpenSegments(segmentsConfig, options.schema, options.spec)
+    const { route } = this.#tables
+    const config = { dir: options.dir, activeName: sharedActiveName, clock: this.#clock, writer: options, route }
+    this.#segments = new OpenSegments(config, options.schema, options.spec)
     this.#ready = new ReadyRotations(options.dir, options.recovered ?? [])
     let sequence = options.nextSequence ?? 1n
     for (const rotation of this.#ready.list) if (rotation.sequence >= sequence) sequence = rotation.sequence + 1n
@@ -105,6 +119,10 @@ export class SharedLog {
   }
   get openSegmentCount(): number {
     return this.#segments.count
+  }
+  /** Distinct tables with open segments (at most 1 when unrouted). */
+  get openTableCount(): number {
+    return this.#segments.tableCount
   }
   get bufferedBytes(): number {
     return this.#segments.bufferedBytes
@@ -141,11 +159,15 @@ export class SharedLog {
   /**
    * The partition reads from `at` on (assigned, positioned, or positioned again). Refused while it
    * has uncut rows: they would end up in a rotation claiming a range that does not hold them.
+   * `floors` (routed only; table name -> offset) are the tables' skip floors: the decoder drops a
+   * table's records below its floor, and the table's claims start at it. They hold until the
+   * partition is positioned again or let go of.
    */
-  read(partition: number, at: bigint): void {
+  read(partition: number, at: bigint, floors?: ReadonlyMap<string, bigint>): void {
     if (at < 0n) throw configInvalid('a position is negative', { partition, at: String(at) })
     this.#refuseUncut(partition, 'positioned')
-    this.#positions.set(partition, { start: at, end: at })
+    const tables = this.#tables.positioned(floors, { topic: this.topic, partition })
+    this.#positions.set(partition, { start: at, end: at, tables })
   }
 
   /** The partition is no longer read here. Refused while it has uncut rows. */
@@ -154,10 +176,19 @@ export class SharedLog {
     this.#positions.delete(partition)
   }
 
-  /** Appends one polled batch of one partition; `nextOffset` advances its range even with no rows. */
-  append(partition: number, rows: readonly StructValue[], nextOffset: bigint): Promise<void> {
+  /**
+   * Appends one polled batch of one partition; `nextOffset` advances its range even with no rows.
+   * `tables`, parallel to `rows`, is each row's table number: required by a routed log for any
+   * row, refused by an unrouted one.
+   */
+  append(
+    partition: number,
+    rows: readonly StructValue[],
+    nextOffset: bigint,
+    tables?: readonly number[],
+  ): Promise<void> {
     return this.#queues.write(async () => {
-      await this.#append(this.#tracked(partition), partition, rows, nextOffset)
+      await this.#append(this.#tracked(partition), partition, rows, nextOffset, tables)
     })
   }
 
@@ -166,16 +197,26 @@ export class SharedLog {
    * it after the fetch): false, nothing appended. Checked in the step that appends, so no walk can
    * come between the check and the rows.
    */
-  appendFrom(partition: number, from: bigint, rows: readonly StructValue[], nextOffset: bigint): Promise<boolean> {
+  appendFrom(
+    partition: number,
+    from: bigint,
+    rows: readonly StructValue[],
+    nextOffset: bigint,
+    tables?: readonly number[],
+  ): Promise<boolean> {
     return this.#queues.write(async () => {
       const position = this.#positions.get(partition)
       if (position?.end !== from) return false
-      await this.#append(position, partition, rows, nextOffset)
+      await this.#append(position, partition, rows, nextOffset, tables)
       return true
     })
   }
 
-  /** The first of the size, age or open-segment triggers the open segments meet now, if any. */
+  /**
+   * The first of the size, age, open-segment or open-table triggers the open segments meet now,
+   * if any. 'tables' (more tables open than route.maxOpenTables) is a full cut, never the eviction
+   * of one table (table-claims.ts says why).
+   */
   rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
     return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
   }
@@ -203,6 +244,7 @@ export class SharedLog {
    */
   walk(input: SharedWalkInput): Promise<SharedWalkResult> {
     return this.#queues.write(async () => {
+      this.#tables.checkFloors(input.floors?.values() ?? [], { topic: this.topic })
       const assigned = new Set(input.assigned.map((partition) => partitionKey(this.topic, partition)))
       const { from, jumps, rejected } = input
       const plan = () => walkRotations({ rotations: this.#ready.list, from, assigned, jumps, rejected })
@@ -235,8 +277,9 @@ export class SharedLog {
         // a tracked partition the table has moved past (committed elsewhere) moves with it
         if (!lost && (position === undefined || at === undefined || position.start === at)) continue
         rewound.push(partition)
+        const floors = input.floors?.get(partitionKey(this.topic, partition))
         if (at === undefined) this.#positions.delete(partition)
-        else this.#positions.set(partition, { start: at, end: at })
+        else this.#positions.set(partition, { start: at, end: at, tables: this.#tables.positioned(floors, {}) })
       }
       for (const partition of [...this.#positions.keys()]) {
         if (!input.assigned.includes(partition)) this.#positions.delete(partition)
@@ -274,6 +317,7 @@ export class SharedLog {
       const positions = new Map<number, bigint>()
       for (const [partition, position] of this.#positions) {
         position.end = position.start
+        position.tables?.written.clear()
         positions.set(partition, position.start)
       }
       return positions
@@ -290,16 +334,26 @@ export class SharedLog {
   async #cut(reason: RotationReason): Promise<SharedRotation | undefined> {
     const segments = this.#segments.list()
     const ranges: WalkRange[] = []
+    const routed: CutPartition[] = []
     for (const [partition, position] of [...this.#positions].sort(([a], [b]) => a - b)) {
       if (position.end > position.start) {
-        ranges.push({ topic: this.topic, partition, start: position.start, end: position.end })
+        const range = { topic: this.topic, partition, start: position.start, end: position.end }
+        ranges.push(range)
+        if (position.tables) routed.push({ range, tables: position.tables })
       }
     }
     if (ranges.length === 0) return undefined
-    const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges }
-    const rotation = await this.#queues.guard(() => writeRotation(this.#segments.context, segments, cut))
+    const rotation = await this.#queues.guard(() => {
+      // inside the guard: a claim found empty fails the log, and discardOpen re-reads the cut's rows
+      const tables = this.#tables.claims(routed)
+      const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges, ...(tables ? { tables } : {}) }
+      return writeRotation(this.#segments.context, segments, cut)
+    })
     this.#sequence += 1n
-    for (const position of this.#positions.values()) position.start = position.end
+    for (const position of this.#positions.values()) {
+      position.start = position.end
+      position.tables?.written.clear()
+    }
     this.#ready.add(rotation)
     this.#segments.rotated()
     return rotation
@@ -318,13 +372,18 @@ export class SharedLog {
     partition: number,
     rows: readonly StructValue[],
     nextOffset: bigint,
+    tables: readonly number[] | undefined,
   ): Promise<void> {
     if (nextOffset < position.end || (rows.length > 0 && nextOffset === position.end)) {
       throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
         details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
       })
     }
-    if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows))
+    this.#tables.checkBatch(rows.length, tables, { topic: this.topic, partition })
+    if (rows.length > 0) {
+      await this.#queues.guard(() => this.#segments.append(rows, tables))
+      if (tables !== undefined) position.tables?.note(tables)
+    }
     position.end = nextOffset
   }
 

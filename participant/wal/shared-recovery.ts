@@ -3,6 +3,9 @@
 //   1. `active_*` and temporaries are deleted; a segment or sidecar no readable manifest names is
 //      deleted (a cut that crashed before its manifest's rename: the rotation never existed); a
 //      manifest naming a missing, unreadable or other-spec file is dropped with every file it names;
+//      a routed manifest whose claims are not within its ranges, or whose claimed tables are not
+//      its files' tables, is unreadable (it does not say what its files hold): deleted, and its
+//      files with it as files no manifest names;
 //   2. the rotation walk (rotation-walk.ts) with the table's offsets and the assignment keeps the
 //      rotations that chain from the table and drops the rest whole;
 //   3. every assigned partition reads from where its kept chain ends.
@@ -22,11 +25,12 @@ import {
 import { partitionKey, type WalkDropReason, type WalkRotation, walkRotations } from './rotation-walk.ts'
 import { parseSharedFileName, sharedSegmentName } from './shared-names.ts'
 import { readSidecarWithSize } from './sidecar.ts'
+import { claimsMatchFiles } from './table-claims.ts'
 
 export type SharedDeletionReason =
   | 'active'
   | 'temporary'
-  /** A manifest that does not read back, or whose content disagrees with its name. */
+  /** A manifest that does not read back, whose content disagrees with its name, or whose claims disagree with its ranges or files. */
   | 'unreadable-manifest'
   /** A segment or sidecar no manifest names. */
   | 'unclaimed'
@@ -87,24 +91,32 @@ export async function recoverSharedLog(dir: string, options: RecoverSharedOption
   // a file two manifests claim cannot be trusted to either
   const claims = new Map<string, number>()
   for (const { manifest } of manifests) for (const uuid of manifest.files) claims.set(uuid, (claims.get(uuid) ?? 0) + 1)
-  const claimed = new Set<string>()
   const candidates: Array<{
     rotation: WalkRotation
     file: string
+    manifest: RotationManifest
     segments?: SharedSegment[]
     broken?: SharedDeletionReason
   }> = []
   for (const { file, manifest } of manifests) {
+    const read = manifest.files.some((uuid) => (claims.get(uuid) ?? 0) > 1)
+      ? 'incomplete-rotation'
+      : await readSegments(dir, manifest, present, options.specId)
+    if (read === 'unreadable-manifest') {
+      deleted.push({ file, reason: read })
+      continue
+    }
+    const rotation: WalkRotation = { id: manifest.id, sequence: manifest.sequence, ranges: manifest.ranges }
+    if (typeof read === 'string')
+      candidates.push({ rotation: { ...rotation, complete: false }, file, manifest, broken: read })
+    else candidates.push({ rotation, file, manifest, segments: read })
+  }
+  const claimed = new Set<string>()
+  for (const { manifest } of candidates) {
     for (const uuid of manifest.files) {
       claimed.add(sharedSegmentName(uuid, 'parquet'))
       claimed.add(sharedSegmentName(uuid, 'json'))
     }
-    const read = manifest.files.some((uuid) => (claims.get(uuid) ?? 0) > 1)
-      ? 'incomplete-rotation'
-      : await readSegments(dir, manifest, present, options.specId)
-    const rotation: WalkRotation = { id: manifest.id, sequence: manifest.sequence, ranges: manifest.ranges }
-    if (typeof read === 'string') candidates.push({ rotation: { ...rotation, complete: false }, file, broken: read })
-    else candidates.push({ rotation, file, segments: read })
   }
   for (const file of names) {
     const name = parseSharedFileName(file)
@@ -125,8 +137,7 @@ export async function recoverSharedLog(dir: string, options: RecoverSharedOption
     const why: SharedDeletionReason = reason === 'incomplete' ? (candidate.broken ?? 'incomplete-rotation') : reason
     doomedManifests.push(candidate.file)
     deleted.push({ file: candidate.file, reason: why })
-    const manifest = manifests.find((entry) => entry.file === candidate.file)?.manifest as RotationManifest
-    for (const uuid of manifest.files) {
+    for (const uuid of candidate.manifest.files) {
       for (const file of [sharedSegmentName(uuid, 'json'), sharedSegmentName(uuid, 'parquet')]) {
         if (!present.has(file)) continue
         doomedFiles.push(file)
@@ -150,6 +161,7 @@ export async function recoverSharedLog(dir: string, options: RecoverSharedOption
       reason: 'recovered' as const,
       ranges: rotation.ranges,
       segments: candidate.segments ?? [],
+      ...(candidate.manifest.tables === undefined ? {} : { tables: candidate.manifest.tables }),
       manifestPath: join(dir, candidate.file),
     }
   })
@@ -196,5 +208,7 @@ async function readSegments(
     if (specId !== undefined && segment.dataFile.specId !== specId) return 'spec-changed'
     segments.push({ ...segment, localPath, jsonPath })
   }
+  // a file of a table the manifest does not claim, or a claimed table with no file
+  if (!claimsMatchFiles(manifest.tables, segments)) return 'unreadable-manifest'
   return segments
 }

@@ -3,8 +3,9 @@ import type { DataFile, StructValue } from '../../shared/iceberg/index.ts'
 import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
 
 /**
- * Why a rotation happened. The log itself reports the first three (rotationDue); the caller
- * rotates for the rest. 'recovered' marks files kept from before a restart; 'resync' closes the
+ * Why a rotation happened. The log itself reports size, age, segments and tables (rotationDue);
+ * the caller rotates for the rest. 'tables' is a routed shared log holding open segments of more
+ * tables than its route allows. 'recovered' marks files kept from before a restart; 'resync' closes the
  * open segments before the partition is positioned again from the table (recovery then keeps them
  * if they start at its offset). 'schema' closes segments written under a schema the table has
  * widened for the records that follow (a dataset that infers its columns).
@@ -13,6 +14,7 @@ export type RotationReason =
   | 'size'
   | 'age'
   | 'segments'
+  | 'tables'
   | 'commit'
   | 'revoke'
   | 'shutdown'

@@ -24,7 +24,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file floe_control.proto.
  */
 export const file_floe_control: GenFile = /*@__PURE__*/
-  fileDesc("ChJmbG9lX2NvbnRyb2wucHJvdG8SD2Zsb2UuY29udHJvbC52MSKoAwoIRW52ZWxvcGUSDwoHdmVyc2lvbhgBIAEoDRIPCgdkYXRhc2V0GAIgASgJEg0KBWdyb3VwGAMgASgJEhEKCWNvbW1pdF9pZBgEIAEoCRInCgZzZW5kZXIYBSABKAsyFy5mbG9lLmNvbnRyb2wudjEuU2VuZGVyEg8KB3RpbWVfbXMYBiABKAMSNAoMc3RhcnRfY29tbWl0GBAgASgLMhwuZmxvZS5jb250cm9sLnYxLlN0YXJ0Q29tbWl0SAASMAoKZW5kX2NvbW1pdBgRIAEoCzIaLmZsb2UuY29udHJvbC52MS5FbmRDb21taXRIABI0Cgx3cml0ZV9zdGF0dXMYEiABKAsyHC5mbG9lLmNvbnRyb2wudjEuV3JpdGVTdGF0dXNIABI0Cgxjb21taXRfYWNrZWQYEyABKAsyHC5mbG9lLmNvbnRyb2wudjEuQ29tbWl0QWNrZWRIABI8ChBjb21taXRfcmVxdWVzdGVkGBQgASgLMiAuZmxvZS5jb250cm9sLnYxLkNvbW1pdFJlcXVlc3RlZEgAQgYKBGJvZHlKBAgHEBAiQgoGU2VuZGVyEhEKCXdvcmtlcl9pZBgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoBSIyCg5Ub3BpY1BhcnRpdGlvbhINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUiSAoUVG9waWNQYXJ0aXRpb25PZmZzZXQSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEg4KBm9mZnNldBgDIAEoAyJ1CgtTdGFydENvbW1pdBI8Cg10YWJsZV9vZmZzZXRzGAEgAygLMiUuZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uT2Zmc2V0EhgKC3NuYXBzaG90X2lkGAIgASgDSACIAQFCDgoMX3NuYXBzaG90X2lkIkkKCUVuZENvbW1pdBI8ChNleHBlY3RlZF9wYXJ0aXRpb25zGAEgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uIsQBCgtXcml0ZVN0YXR1cxI0CgpwYXJ0aXRpb25zGAEgAygLMiAuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cxIVCg1maWxlc19wb2ludGVyGAIgASgJEhIKCmZpbGVfY291bnQYAyABKA0SLAoJcm90YXRpb25zGAQgAygLMhkuZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uEhcKD3NoYXJlZF9zZWdtZW50cxgFIAEoCBINCgV0b3BpYxgGIAEoCSKHAQoIUm90YXRpb24SCgoCaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSLgoGcmFuZ2VzGAMgAygLMh4uZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uUmFuZ2USLQoFZmlsZXMYBCADKAsyHi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeSJNCg1Sb3RhdGlvblJhbmdlEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRINCgVzdGFydBgDIAEoAxILCgNlbmQYBCABKAMiqwQKD1BhcnRpdGlvblN0YXR1cxINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSMwoEa2luZBgDIAEoDjIlLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25TdGF0dXMuS2luZBITCgtyYW5nZV9zdGFydBgEIAEoAxIRCglyYW5nZV9lbmQYBSABKAMSLQoFZmlsZXMYBiADKAsyHi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeRINCgVlcnJvchgHIAEoCRI1Cg5sb2dfc3RhcnRfanVtcBgIIAEoCzIdLmZsb2UuY29udHJvbC52MS5Mb2dTdGFydEp1bXASNwoGb3JpZ2luGAkgASgOMicuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cy5PcmlnaW4SIAoTb2xkZXN0X3RpbWVzdGFtcF9tcxgKIAEoA0gAiAEBIksKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg0KCUtJTkRfREFUQRABEg4KCktJTkRfRU1QVFkQAhIOCgpLSU5EX0VSUk9SEAMiZAoGT3JpZ2luEhYKEk9SSUdJTl9VTlNQRUNJRklFRBAAEhAKDE9SSUdJTl9UQUJMRRABEhcKE09SSUdJTl9HUk9VUF9PRkZTRVQQAhIXChNPUklHSU5fT0ZGU0VUX1JFU0VUEANCFgoUX29sZGVzdF90aW1lc3RhbXBfbXMiNgoMTG9nU3RhcnRKdW1wEgwKBGZyb20YASABKAMSCgoCdG8YAiABKAMSDAoEbG9zdBgDIAEoAyKLCAoNRGF0YUZpbGVFbnRyeRIRCglmaWxlX3BhdGgYASABKAkSEwoLZmlsZV9mb3JtYXQYAiABKAkSFAoMcmVjb3JkX2NvdW50GAMgASgDEhoKEmZpbGVfc2l6ZV9pbl9ieXRlcxgEIAEoAxIPCgdzcGVjX2lkGAUgASgFEjIKCXBhcnRpdGlvbhgGIAMoCzIfLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25WYWx1ZRJFCgxjb2x1bW5fc2l6ZXMYByADKAsyLy5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5Db2x1bW5TaXplc0VudHJ5EkUKDHZhbHVlX2NvdW50cxgIIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5LlZhbHVlQ291bnRzRW50cnkSTgoRbnVsbF92YWx1ZV9jb3VudHMYCSADKAsyMy5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5OdWxsVmFsdWVDb3VudHNFbnRyeRJMChBuYW5fdmFsdWVfY291bnRzGAogAygLMjIuZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuTmFuVmFsdWVDb3VudHNFbnRyeRJFCgxsb3dlcl9ib3VuZHMYCyADKAsyLy5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5Mb3dlckJvdW5kc0VudHJ5EkUKDHVwcGVyX2JvdW5kcxgMIAMoCzIvLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5LlVwcGVyQm91bmRzRW50cnkSFQoNc3BsaXRfb2Zmc2V0cxgNIAMoAxIaCg1zb3J0X29yZGVyX2lkGA4gASgFSACIAQESHQoVYmxvb21fZmlsdGVyX2xvY2F0aW9uGA8gASgJGjIKEENvbHVtblNpemVzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARoyChBWYWx1ZUNvdW50c0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoAzoCOAEaNgoUTnVsbFZhbHVlQ291bnRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARo1ChNOYW5WYWx1ZUNvdW50c0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoAzoCOAEaMgoQTG93ZXJCb3VuZHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAw6AjgBGjIKEFVwcGVyQm91bmRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgMOgI4AUIQCg5fc29ydF9vcmRlcl9pZCIwCg5QYXJ0aXRpb25WYWx1ZRIQCghmaWVsZF9pZBgBIAEoBRIMCgRqc29uGAIgASgJIoUBCg1SZXBvcnRlZEZpbGVzEhEKCWNvbW1pdF9pZBgBIAEoCRIzCgpwYXJ0aXRpb25zGAIgAygLMh8uZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvbkZpbGVzEiwKCXJvdGF0aW9ucxgDIAMoCzIZLmZsb2UuY29udHJvbC52MS5Sb3RhdGlvbiJhCg5QYXJ0aXRpb25GaWxlcxINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSLQoFZmlsZXMYAyADKAsyHi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeSKDAgoLQ29tbWl0QWNrZWQSGAoLc25hcHNob3RfaWQYASABKANIAIgBARJAChFjb21taXR0ZWRfb2Zmc2V0cxgCIAMoCzIlLmZsb2UuY29udHJvbC52MS5Ub3BpY1BhcnRpdGlvbk9mZnNldBI8Cg9jb21taXR0ZWRfZmlsZXMYAyADKAsyIy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uRmlsZVBhdGhzEi4KCnJlamVjdGlvbnMYBCADKAsyGi5mbG9lLmNvbnRyb2wudjEuUmVqZWN0aW9uEhoKEmFjY2VwdGVkX3JvdGF0aW9ucxgFIAMoCUIOCgxfc25hcHNob3RfaWQiSgoSUGFydGl0aW9uRmlsZVBhdGhzEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRISCgpmaWxlX3BhdGhzGAMgAygJImkKCVJlamVjdGlvbhINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSDgoGcmVhc29uGAMgASgJEhkKDHRhYmxlX29mZnNldBgEIAEoA0gAiAEBQg8KDV90YWJsZV9vZmZzZXQiVgoPQ29tbWl0UmVxdWVzdGVkEg4KBnJlYXNvbhgBIAEoCRIzCgpwYXJ0aXRpb25zGAIgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uYgZwcm90bzM");
+  fileDesc("ChJmbG9lX2NvbnRyb2wucHJvdG8SD2Zsb2UuY29udHJvbC52MSKoAwoIRW52ZWxvcGUSDwoHdmVyc2lvbhgBIAEoDRIPCgdkYXRhc2V0GAIgASgJEg0KBWdyb3VwGAMgASgJEhEKCWNvbW1pdF9pZBgEIAEoCRInCgZzZW5kZXIYBSABKAsyFy5mbG9lLmNvbnRyb2wudjEuU2VuZGVyEg8KB3RpbWVfbXMYBiABKAMSNAoMc3RhcnRfY29tbWl0GBAgASgLMhwuZmxvZS5jb250cm9sLnYxLlN0YXJ0Q29tbWl0SAASMAoKZW5kX2NvbW1pdBgRIAEoCzIaLmZsb2UuY29udHJvbC52MS5FbmRDb21taXRIABI0Cgx3cml0ZV9zdGF0dXMYEiABKAsyHC5mbG9lLmNvbnRyb2wudjEuV3JpdGVTdGF0dXNIABI0Cgxjb21taXRfYWNrZWQYEyABKAsyHC5mbG9lLmNvbnRyb2wudjEuQ29tbWl0QWNrZWRIABI8ChBjb21taXRfcmVxdWVzdGVkGBQgASgLMiAuZmxvZS5jb250cm9sLnYxLkNvbW1pdFJlcXVlc3RlZEgAQgYKBGJvZHlKBAgHEBAiQgoGU2VuZGVyEhEKCXdvcmtlcl9pZBgBIAEoCRIRCgltZW1iZXJfaWQYAiABKAkSEgoKZ2VuZXJhdGlvbhgDIAEoBSIyCg5Ub3BpY1BhcnRpdGlvbhINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUiSAoUVG9waWNQYXJ0aXRpb25PZmZzZXQSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEg4KBm9mZnNldBgDIAEoAyJ1CgtTdGFydENvbW1pdBI8Cg10YWJsZV9vZmZzZXRzGAEgAygLMiUuZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uT2Zmc2V0EhgKC3NuYXBzaG90X2lkGAIgASgDSACIAQFCDgoMX3NuYXBzaG90X2lkIkkKCUVuZENvbW1pdBI8ChNleHBlY3RlZF9wYXJ0aXRpb25zGAEgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uIsQBCgtXcml0ZVN0YXR1cxI0CgpwYXJ0aXRpb25zGAEgAygLMiAuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvblN0YXR1cxIVCg1maWxlc19wb2ludGVyGAIgASgJEhIKCmZpbGVfY291bnQYAyABKA0SLAoJcm90YXRpb25zGAQgAygLMhkuZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uEhcKD3NoYXJlZF9zZWdtZW50cxgFIAEoCBINCgV0b3BpYxgGIAEoCSK6AQoIUm90YXRpb24SCgoCaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSLgoGcmFuZ2VzGAMgAygLMh4uZmxvZS5jb250cm9sLnYxLlJvdGF0aW9uUmFuZ2USLQoFZmlsZXMYBCADKAsyHi5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeRIxCgx0YWJsZV9jbGFpbXMYBSADKAsyGy5mbG9lLmNvbnRyb2wudjEuVGFibGVDbGFpbSJZCgpUYWJsZUNsYWltEg0KBXRhYmxlGAEgASgJEg0KBXRvcGljGAIgASgJEhEKCXBhcnRpdGlvbhgDIAEoBRINCgVzdGFydBgEIAEoAxILCgNlbmQYBSABKAMiTQoNUm90YXRpb25SYW5nZRINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSDQoFc3RhcnQYAyABKAMSCwoDZW5kGAQgASgDIqsECg9QYXJ0aXRpb25TdGF0dXMSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEjMKBGtpbmQYAyABKA4yJS5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uU3RhdHVzLktpbmQSEwoLcmFuZ2Vfc3RhcnQYBCABKAMSEQoJcmFuZ2VfZW5kGAUgASgDEi0KBWZpbGVzGAYgAygLMh4uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkSDQoFZXJyb3IYByABKAkSNQoObG9nX3N0YXJ0X2p1bXAYCCABKAsyHS5mbG9lLmNvbnRyb2wudjEuTG9nU3RhcnRKdW1wEjcKBm9yaWdpbhgJIAEoDjInLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25TdGF0dXMuT3JpZ2luEiAKE29sZGVzdF90aW1lc3RhbXBfbXMYCiABKANIAIgBASJLCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABINCglLSU5EX0RBVEEQARIOCgpLSU5EX0VNUFRZEAISDgoKS0lORF9FUlJPUhADImQKBk9yaWdpbhIWChJPUklHSU5fVU5TUEVDSUZJRUQQABIQCgxPUklHSU5fVEFCTEUQARIXChNPUklHSU5fR1JPVVBfT0ZGU0VUEAISFwoTT1JJR0lOX09GRlNFVF9SRVNFVBADQhYKFF9vbGRlc3RfdGltZXN0YW1wX21zIjYKDExvZ1N0YXJ0SnVtcBIMCgRmcm9tGAEgASgDEgoKAnRvGAIgASgDEgwKBGxvc3QYAyABKAMimggKDURhdGFGaWxlRW50cnkSEQoJZmlsZV9wYXRoGAEgASgJEhMKC2ZpbGVfZm9ybWF0GAIgASgJEhQKDHJlY29yZF9jb3VudBgDIAEoAxIaChJmaWxlX3NpemVfaW5fYnl0ZXMYBCABKAMSDwoHc3BlY19pZBgFIAEoBRIyCglwYXJ0aXRpb24YBiADKAsyHy5mbG9lLmNvbnRyb2wudjEuUGFydGl0aW9uVmFsdWUSRQoMY29sdW1uX3NpemVzGAcgAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuQ29sdW1uU2l6ZXNFbnRyeRJFCgx2YWx1ZV9jb3VudHMYCCADKAsyLy5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5WYWx1ZUNvdW50c0VudHJ5Ek4KEW51bGxfdmFsdWVfY291bnRzGAkgAygLMjMuZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuTnVsbFZhbHVlQ291bnRzRW50cnkSTAoQbmFuX3ZhbHVlX2NvdW50cxgKIAMoCzIyLmZsb2UuY29udHJvbC52MS5EYXRhRmlsZUVudHJ5Lk5hblZhbHVlQ291bnRzRW50cnkSRQoMbG93ZXJfYm91bmRzGAsgAygLMi8uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkuTG93ZXJCb3VuZHNFbnRyeRJFCgx1cHBlcl9ib3VuZHMYDCADKAsyLy5mbG9lLmNvbnRyb2wudjEuRGF0YUZpbGVFbnRyeS5VcHBlckJvdW5kc0VudHJ5EhUKDXNwbGl0X29mZnNldHMYDSADKAMSGgoNc29ydF9vcmRlcl9pZBgOIAEoBUgAiAEBEh0KFWJsb29tX2ZpbHRlcl9sb2NhdGlvbhgPIAEoCRINCgV0YWJsZRgQIAEoCRoyChBDb2x1bW5TaXplc0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoAzoCOAEaMgoQVmFsdWVDb3VudHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjYKFE51bGxWYWx1ZUNvdW50c0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoAzoCOAEaNQoTTmFuVmFsdWVDb3VudHNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBGjIKEExvd2VyQm91bmRzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgMOgI4ARoyChBVcHBlckJvdW5kc0VudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoDDoCOAFCEAoOX3NvcnRfb3JkZXJfaWQiMAoOUGFydGl0aW9uVmFsdWUSEAoIZmllbGRfaWQYASABKAUSDAoEanNvbhgCIAEoCSKFAQoNUmVwb3J0ZWRGaWxlcxIRCgljb21taXRfaWQYASABKAkSMwoKcGFydGl0aW9ucxgCIAMoCzIfLmZsb2UuY29udHJvbC52MS5QYXJ0aXRpb25GaWxlcxIsCglyb3RhdGlvbnMYAyADKAsyGS5mbG9lLmNvbnRyb2wudjEuUm90YXRpb24iYQoOUGFydGl0aW9uRmlsZXMSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEi0KBWZpbGVzGAMgAygLMh4uZmxvZS5jb250cm9sLnYxLkRhdGFGaWxlRW50cnkigwIKC0NvbW1pdEFja2VkEhgKC3NuYXBzaG90X2lkGAEgASgDSACIAQESQAoRY29tbWl0dGVkX29mZnNldHMYAiADKAsyJS5mbG9lLmNvbnRyb2wudjEuVG9waWNQYXJ0aXRpb25PZmZzZXQSPAoPY29tbWl0dGVkX2ZpbGVzGAMgAygLMiMuZmxvZS5jb250cm9sLnYxLlBhcnRpdGlvbkZpbGVQYXRocxIuCgpyZWplY3Rpb25zGAQgAygLMhouZmxvZS5jb250cm9sLnYxLlJlamVjdGlvbhIaChJhY2NlcHRlZF9yb3RhdGlvbnMYBSADKAlCDgoMX3NuYXBzaG90X2lkIkoKElBhcnRpdGlvbkZpbGVQYXRocxINCgV0b3BpYxgBIAEoCRIRCglwYXJ0aXRpb24YAiABKAUSEgoKZmlsZV9wYXRocxgDIAMoCSKcAQoJUmVqZWN0aW9uEg0KBXRvcGljGAEgASgJEhEKCXBhcnRpdGlvbhgCIAEoBRIOCgZyZWFzb24YAyABKAkSGQoMdGFibGVfb2Zmc2V0GAQgASgDSACIAQESMQoLc2tpcF9mbG9vcnMYBSADKAsyHC5mbG9lLmNvbnRyb2wudjEuVGFibGVPZmZzZXRCDwoNX3RhYmxlX29mZnNldCIsCgtUYWJsZU9mZnNldBINCgV0YWJsZRgBIAEoCRIOCgZvZmZzZXQYAiABKAMiVgoPQ29tbWl0UmVxdWVzdGVkEg4KBnJlYXNvbhgBIAEoCRIzCgpwYXJ0aXRpb25zGAIgAygLMh8uZmxvZS5jb250cm9sLnYxLlRvcGljUGFydGl0aW9uYgZwcm90bzM");
 
 /**
  * @generated from message floe.control.v1.Envelope
@@ -341,10 +341,19 @@ export type Rotation = Message<"floe.control.v1.Rotation"> & {
 
   /**
    * May be empty (every record dead-lettered); behind the status's files_pointer when it is set.
+   * A routed dataset's files each name their table (DataFileEntry.table).
    *
    * @generated from field: repeated floe.control.v1.DataFileEntry files = 4;
    */
   files: DataFileEntry[];
+
+  /**
+   * A dataset that routes records into many tables: per table and partition with rows of the
+   * table in the cut, the positions the table's files claim. Empty without a route.
+   *
+   * @generated from field: repeated floe.control.v1.TableClaim table_claims = 5;
+   */
+  tableClaims: TableClaim[];
 };
 
 /**
@@ -353,6 +362,49 @@ export type Rotation = Message<"floe.control.v1.Rotation"> & {
  */
 export const RotationSchema: GenMessage<Rotation> = /*@__PURE__*/
   messageDesc(file_floe_control, 7);
+
+/**
+ * The positions [start, end) of one partition that a routed rotation's files for one table
+ * claim: every record of the partition in it that the route sends to the table is in them. `end`
+ * is the rotation's range end; `start` its range start, or past it the table's skip floor.
+ *
+ * @generated from message floe.control.v1.TableClaim
+ */
+export type TableClaim = Message<"floe.control.v1.TableClaim"> & {
+  /**
+   * namespace.table
+   *
+   * @generated from field: string table = 1;
+   */
+  table: string;
+
+  /**
+   * @generated from field: string topic = 2;
+   */
+  topic: string;
+
+  /**
+   * @generated from field: int32 partition = 3;
+   */
+  partition: number;
+
+  /**
+   * @generated from field: int64 start = 4;
+   */
+  start: bigint;
+
+  /**
+   * @generated from field: int64 end = 5;
+   */
+  end: bigint;
+};
+
+/**
+ * Describes the message floe.control.v1.TableClaim.
+ * Use `create(TableClaimSchema)` to create a new message.
+ */
+export const TableClaimSchema: GenMessage<TableClaim> = /*@__PURE__*/
+  messageDesc(file_floe_control, 8);
 
 /**
  * The positions [start, end) of one partition that a rotation covers.
@@ -386,7 +438,7 @@ export type RotationRange = Message<"floe.control.v1.RotationRange"> & {
  * Use `create(RotationRangeSchema)` to create a new message.
  */
 export const RotationRangeSchema: GenMessage<RotationRange> = /*@__PURE__*/
-  messageDesc(file_floe_control, 8);
+  messageDesc(file_floe_control, 9);
 
 /**
  * @generated from message floe.control.v1.PartitionStatus
@@ -454,7 +506,7 @@ export type PartitionStatus = Message<"floe.control.v1.PartitionStatus"> & {
  * Use `create(PartitionStatusSchema)` to create a new message.
  */
 export const PartitionStatusSchema: GenMessage<PartitionStatus> = /*@__PURE__*/
-  messageDesc(file_floe_control, 9);
+  messageDesc(file_floe_control, 10);
 
 /**
  * @generated from enum floe.control.v1.PartitionStatus.Kind
@@ -496,7 +548,7 @@ export type PartitionStatus_Kind = (typeof PartitionStatus_Kind)[keyof typeof Pa
  * Describes the enum floe.control.v1.PartitionStatus.Kind.
  */
 export const PartitionStatus_KindSchema: GenEnum<PartitionStatus_Kind> = /*@__PURE__*/
-  enumDesc(file_floe_control, 9, 0);
+  enumDesc(file_floe_control, 10, 0);
 
 /**
  * Where the participant's chain of ranges started: the table's offset, or (for a partition the
@@ -540,7 +592,7 @@ export type PartitionStatus_Origin = (typeof PartitionStatus_Origin)[keyof typeo
  * Describes the enum floe.control.v1.PartitionStatus.Origin.
  */
 export const PartitionStatus_OriginSchema: GenEnum<PartitionStatus_Origin> = /*@__PURE__*/
-  enumDesc(file_floe_control, 9, 1);
+  enumDesc(file_floe_control, 10, 1);
 
 /**
  * Retention deleted records that were never committed: the range starts at the broker's log
@@ -570,7 +622,7 @@ export type LogStartJump = Message<"floe.control.v1.LogStartJump"> & {
  * Use `create(LogStartJumpSchema)` to create a new message.
  */
 export const LogStartJumpSchema: GenMessage<LogStartJump> = /*@__PURE__*/
-  messageDesc(file_floe_control, 10);
+  messageDesc(file_floe_control, 11);
 
 /**
  * One Iceberg data file (the manifest's data_file struct) and its bloom-filter sidecar.
@@ -660,6 +712,13 @@ export type DataFileEntry = Message<"floe.control.v1.DataFileEntry"> & {
    * @generated from field: string bloom_filter_location = 15;
    */
   bloomFilterLocation: string;
+
+  /**
+   * The table (namespace.table) a routed dataset's file goes to; empty: the dataset's table.
+   *
+   * @generated from field: string table = 16;
+   */
+  table: string;
 };
 
 /**
@@ -667,7 +726,7 @@ export type DataFileEntry = Message<"floe.control.v1.DataFileEntry"> & {
  * Use `create(DataFileEntrySchema)` to create a new message.
  */
 export const DataFileEntrySchema: GenMessage<DataFileEntry> = /*@__PURE__*/
-  messageDesc(file_floe_control, 11);
+  messageDesc(file_floe_control, 12);
 
 /**
  * One field of a partition tuple: the value in the spec's JSON single-value serialization
@@ -693,7 +752,7 @@ export type PartitionValue = Message<"floe.control.v1.PartitionValue"> & {
  * Use `create(PartitionValueSchema)` to create a new message.
  */
 export const PartitionValueSchema: GenMessage<PartitionValue> = /*@__PURE__*/
-  messageDesc(file_floe_control, 12);
+  messageDesc(file_floe_control, 13);
 
 /**
  * What a WriteStatus's files_pointer locates: the files of every partition of that status.
@@ -726,7 +785,7 @@ export type ReportedFiles = Message<"floe.control.v1.ReportedFiles"> & {
  * Use `create(ReportedFilesSchema)` to create a new message.
  */
 export const ReportedFilesSchema: GenMessage<ReportedFiles> = /*@__PURE__*/
-  messageDesc(file_floe_control, 13);
+  messageDesc(file_floe_control, 14);
 
 /**
  * @generated from message floe.control.v1.PartitionFiles
@@ -753,7 +812,7 @@ export type PartitionFiles = Message<"floe.control.v1.PartitionFiles"> & {
  * Use `create(PartitionFilesSchema)` to create a new message.
  */
 export const PartitionFilesSchema: GenMessage<PartitionFiles> = /*@__PURE__*/
-  messageDesc(file_floe_control, 14);
+  messageDesc(file_floe_control, 15);
 
 /**
  * Fact: the round's Iceberg commit is confirmed by the catalog (or nothing needed committing).
@@ -804,7 +863,7 @@ export type CommitAcked = Message<"floe.control.v1.CommitAcked"> & {
  * Use `create(CommitAckedSchema)` to create a new message.
  */
 export const CommitAckedSchema: GenMessage<CommitAcked> = /*@__PURE__*/
-  messageDesc(file_floe_control, 15);
+  messageDesc(file_floe_control, 16);
 
 /**
  * @generated from message floe.control.v1.PartitionFilePaths
@@ -831,7 +890,7 @@ export type PartitionFilePaths = Message<"floe.control.v1.PartitionFilePaths"> &
  * Use `create(PartitionFilePathsSchema)` to create a new message.
  */
 export const PartitionFilePathsSchema: GenMessage<PartitionFilePaths> = /*@__PURE__*/
-  messageDesc(file_floe_control, 16);
+  messageDesc(file_floe_control, 17);
 
 /**
  * @generated from message floe.control.v1.Rejection
@@ -856,11 +915,20 @@ export type Rejection = Message<"floe.control.v1.Rejection"> & {
 
   /**
    * The table's next offset for the partition, read inside the commit; unset when the table has
-   * never seen the partition.
+   * never seen the partition. For a routed dataset: the ledger's.
    *
    * @generated from field: optional int64 table_offset = 4;
    */
   tableOffset?: bigint | undefined;
+
+  /**
+   * A routed dataset: the tables that hold records of the partition past table_offset, each with
+   * its next offset. The participant reads again from table_offset and skips every record the
+   * route sends to one of them below its offset (the table has it).
+   *
+   * @generated from field: repeated floe.control.v1.TableOffset skip_floors = 5;
+   */
+  skipFloors: TableOffset[];
 };
 
 /**
@@ -868,7 +936,31 @@ export type Rejection = Message<"floe.control.v1.Rejection"> & {
  * Use `create(RejectionSchema)` to create a new message.
  */
 export const RejectionSchema: GenMessage<Rejection> = /*@__PURE__*/
-  messageDesc(file_floe_control, 17);
+  messageDesc(file_floe_control, 18);
+
+/**
+ * @generated from message floe.control.v1.TableOffset
+ */
+export type TableOffset = Message<"floe.control.v1.TableOffset"> & {
+  /**
+   * namespace.table
+   *
+   * @generated from field: string table = 1;
+   */
+  table: string;
+
+  /**
+   * @generated from field: int64 offset = 2;
+   */
+  offset: bigint;
+};
+
+/**
+ * Describes the message floe.control.v1.TableOffset.
+ * Use `create(TableOffsetSchema)` to create a new message.
+ */
+export const TableOffsetSchema: GenMessage<TableOffset> = /*@__PURE__*/
+  messageDesc(file_floe_control, 19);
 
 /**
  * Fact: a worker asks for a round now (at shutdown, to commit what it holds before it leaves).
@@ -894,5 +986,5 @@ export type CommitRequested = Message<"floe.control.v1.CommitRequested"> & {
  * Use `create(CommitRequestedSchema)` to create a new message.
  */
 export const CommitRequestedSchema: GenMessage<CommitRequested> = /*@__PURE__*/
-  messageDesc(file_floe_control, 18);
+  messageDesc(file_floe_control, 20);
 

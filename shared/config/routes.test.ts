@@ -97,6 +97,14 @@ describe('a dataset route', () => {
     const inferred = raw.replace('    mode: raw\n', '')
     assert.match(refusal(inferred), /datasets\[0\]\.route: a routed dataset maps its columns/)
   })
+
+  test('refuses the per-partition WAL layout, naming the layout', () => {
+    const perPartition = routed(`{field: r, table: 'ns.e_{value}'}`).replace(
+      '    dir: /tmp/floe-wal\n',
+      '    dir: /tmp/floe-wal\n    layout: partition\n',
+    )
+    assert.match(refusal(perPartition), /ingestion\.wal\.layout: a dataset with a route writes the shared layout/)
+  })
 })
 
 describe('a route value as a table name', () => {

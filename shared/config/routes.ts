@@ -133,16 +133,3 @@ export function resolveRoute(raw: RawDataset, at: string): DatasetRoute | undefi
     maxOpenTables: route.maxOpenTables,
   }
 }
-
-/**
- * Routing is built as far as the record path's decode (each record's table number); the WAL's
- * writers per table, a round's commit per table and the ledger are not, so a worker refuses a
- * routed dataset at start rather than write every record to the dataset's own table.
- */
-export function unbuiltRoute(dataset: { name: string; route: DatasetRoute | undefined }): FloeError | undefined {
-  if (dataset.route === undefined) return undefined
-  return new FloeError(
-    'CONFIG_INVALID',
-    `datasets.${dataset.name}.route: routing into many tables is not built yet (each record's table is decoded, but the writers, commits and ledger per table are not); remove route`,
-  )
-}

@@ -447,6 +447,12 @@ export const configSchema = z
       path: ['maintenance', 'orphanAgeHours'],
     },
   )
+  .refine((c) => c.ingestion.wal.layout === 'shared' || c.datasets.every((d) => d.route === undefined), {
+    // a routed rotation's files for each table claim ranges of the rotation's cut: the per-partition
+    // layout has no such cut
+    error: 'a dataset with a route writes the shared layout: set it to shared (the default)',
+    path: ['ingestion', 'wal', 'layout'],
+  })
 
 export type FloeConfigInput = z.input<typeof configSchema>
 export type RawKafkaConfig = z.output<typeof kafkaSchema>
