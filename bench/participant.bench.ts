@@ -11,6 +11,12 @@
 // both (interleaved, so drift on a shared host hits each alike) and prints each one's median.
 // columns `mapped,inferred` does the same with the dataset that infers its columns from the events
 // (no mapping: every field a column, nested ones structs; bench-events.ts) beside the mapping's 12.
+// columns `routed:N` (e.g. `mapped,routed:4,routed:1000`) is the mapped dataset routed into N tables
+// by `sent_ms % N` (benchRoutedDataset), at most FLOE_BENCH_MAX_OPEN_TABLES (default 100) tables
+// with open segments before the shared WAL cuts them all ('tables'). A route needs the shared WAL
+// layout: with a routed mode every run writes it, also the mapped and inferred ones, so they compare
+// alike; FLOE_BENCH_WAL_LAYOUT (partition, shared) names the layout of a run without a route
+// (default partition, the layout this benchmark was measured in before routing).
 //
 // Each run is a fresh DatasetParticipant with a fresh consumer group and WAL folder over the same
 // pre-filled topic (created on the first use, reused after). Timing starts once the group has
@@ -18,11 +24,21 @@
 // ready. Prints events/s and MB/s of JSON per wall second and per CPU second (process.cpuUsage:
 // the Kafka client's work in this process counts, the broker's does not), the median of the runs,
 // each run's perf line (PhaseClock), and the ceiling (bench/ceiling.ts) on the same topic beside it.
-import { mkdtemp, rm } from 'node:fs/promises'
+// Per run also the peak RSS of the run (process.memoryUsage().rss sampled every 100 ms from the
+// participant's start to the WRITE-STATUS; the RSS at the start says what earlier runs left) beside
+// the process's peak so far (resourceUsage's maxRSS: every run shares the process), the rotations cut by reason (floe_rotations_total), and in
+// the shared layout how many rotations and files the END-COMMIT's WRITE-STATUS held (at most 64
+// rotations a status: shared-wal.ts) beside the ready .parquet files the WAL held after it.
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readEndpoints } from '../integration/stack/index.ts'
-import { benchDataset, benchEvent, benchInferredDataset } from '../participant/decode/bench-events.ts'
+import {
+  benchDataset,
+  benchEvent,
+  benchInferredDataset,
+  benchRoutedDataset,
+} from '../participant/decode/bench-events.ts'
 import {
   Backpressure,
   DatasetParticipant,
@@ -51,13 +67,48 @@ const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
 const partitions = Number(process.argv[4] ?? 3)
 const threadCounts = (process.argv[5] ?? String(availableParallelism())).split(',').map(Number)
-const columnModes = (process.argv[6] ?? 'mapped').split(',') as ('mapped' | 'inferred')[]
+type ColumnMode = 'mapped' | 'inferred' | `routed:${number}`
+const columnModes = (process.argv[6] ?? 'mapped').split(',').map(columnMode)
 // The local stack's broker (whatever port it runs on), unless FLOE_BENCH_BROKERS names others.
 const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().kafka.brokers
 const topic = process.env.FLOE_BENCH_TOPIC ?? `floe-bench-participant-${events}-${partitions}`
 const connection: KafkaConnection = { brokers, clientId: 'floe-bench-participant' }
 
-const datasets = { mapped: benchDataset(topic, brokers), inferred: benchInferredDataset(topic, brokers) }
+const maxOpenTables = Number(process.env.FLOE_BENCH_MAX_OPEN_TABLES ?? 100)
+const routing = columnModes.some((mode) => routedTables(mode) !== undefined)
+const layoutName = process.env.FLOE_BENCH_WAL_LAYOUT ?? (routing ? 'shared' : 'partition')
+if (layoutName !== 'partition' && layoutName !== 'shared') {
+  throw new Error(`FLOE_BENCH_WAL_LAYOUT is partition or shared, not ${layoutName}`)
+}
+const layout: 'partition' | 'shared' = layoutName
+if (routing && layout !== 'shared')
+  throw new Error('a routed dataset writes the shared WAL layout: FLOE_BENCH_WAL_LAYOUT=shared')
+const datasets = new Map(columnModes.map((mode) => [mode, datasetOf(mode)]))
+/** The most rotations one WRITE-STATUS carries (maxRotationsPerStatus in participant/shared-wal.ts). */
+const maxRotationsPerStatus = 64
+
+function columnMode(text: string): ColumnMode {
+  if (text === 'mapped' || text === 'inferred') return text
+  const tables = /^routed:(\d+)$/.exec(text)?.[1]
+  if (tables !== undefined && Number(tables) > 0) return `routed:${Number(tables)}`
+  throw new Error(`columns: mapped, inferred or routed:<tables>, not ${text}`)
+}
+
+function routedTables(mode: ColumnMode): number | undefined {
+  return mode.startsWith('routed:') ? Number(mode.slice('routed:'.length)) : undefined
+}
+
+function datasetOf(mode: ColumnMode): DatasetConfig {
+  const tables = routedTables(mode)
+  if (tables !== undefined) return benchRoutedDataset(tables, topic, brokers, maxOpenTables)
+  return mode === 'mapped' ? benchDataset(topic, brokers) : benchInferredDataset(topic, brokers)
+}
+
+function describeMode(mode: ColumnMode): string {
+  const tables = routedTables(mode)
+  if (tables === undefined) return mode === 'mapped' ? '12 mapped columns' : 'inferred columns'
+  return `12 mapped columns routed into ${tables} tables (maxOpenTables ${maxOpenTables})`
+}
 
 /**
  * The table of a run, in memory: no catalog is part of the record path, but a dataset that infers
@@ -78,6 +129,8 @@ function tableOf(dataset: DatasetConfig, walDir: string) {
     dataLocation: `file://${walDir}/data`,
     offsets: async () => new Map<number, bigint>(),
     ...(dataset.inferColumns ? { widen } : {}),
+    // a routed table's files would go under its own location; the run uploads nothing
+    ...(dataset.route ? { routedDataLocation: async (table: string) => `file://${walDir}/tables/${table}/data` } : {}),
   }
 }
 
@@ -119,6 +172,17 @@ interface RunResult {
   files: number
   /** From END-COMMIT to its WRITE-STATUS: the last rotation (footers, fsyncs, renames). */
   endMs: number
+  /** The run's peak RSS (sampled every 100 ms), and the process's peak after it (maxRSS), in MiB. */
+  peakRssMiB: number
+  /** The RSS at the run's start: what earlier runs of the process left (V8 keeps a heap it grew). */
+  startRssMiB: number
+  processMaxRssMiB: number
+  /** Rotations cut during the run, by reason (floe_rotations_total). */
+  rotations: Map<string, number>
+  /** The shared layout: rotations in the END-COMMIT's WRITE-STATUS; undefined in the per-partition one. */
+  statusRotations: number | undefined
+  /** Ready .parquet files in the WAL after the END-COMMIT. */
+  walFiles: number
 }
 
 async function run(
@@ -126,9 +190,14 @@ async function run(
   producer: KafkaProducer,
   index: number,
   threads: number,
-  columns: 'mapped' | 'inferred',
+  columns: ColumnMode,
 ): Promise<RunResult> {
-  const dataset = datasets[columns]
+  const dataset = datasets.get(columns) as DatasetConfig
+  const startRss = process.memoryUsage().rss
+  let peakRss = startRss
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+  }, 100)
   const encoders = threads >= 2 ? new EncoderPool({ threads: threads - 1 }) : undefined
   const walDir = await mkdtemp(join(tmpdir(), 'floe-bench-participant-'))
   const metrics = createMetrics({ defaultMetrics: false })
@@ -145,6 +214,8 @@ async function run(
   })
   // a partition still appending its last batch at END-COMMIT answers in a WRITE-STATUS of its own
   const reported: WriteStatus['partitions'][number][] = []
+  // the shared layout's files are in the status's rotations (by id: a later status repeats them)
+  const rotationsReported = new Map<string, NonNullable<WriteStatus['rotations']>[number]>()
   const group = `floe-bench-${Date.now()}-${index}`
   const participant = new DatasetParticipant({
     dataset,
@@ -160,6 +231,7 @@ async function run(
       rowGroupBytes: 4 * 1024 * 1024,
       compression: 'zstd',
       encoders,
+      layout,
     },
     maxRecordBytes: 1 << 20,
     table: tableOf(dataset, walDir),
@@ -168,8 +240,10 @@ async function run(
     uploads,
     backpressure,
     send: async (message) => {
-      if (message.body.type === 'WriteStatus')
-        reported.push(...(message as ControlMessage<WriteStatus>).body.partitions)
+      if (message.body.type !== 'WriteStatus') return
+      const status = (message as ControlMessage<WriteStatus>).body
+      reported.push(...status.partitions)
+      for (const rotation of status.rotations ?? []) rotationsReported.set(rotation.id, rotation)
     },
     logger: createLogger({ level: 'warn' }),
     metrics,
@@ -204,10 +278,23 @@ async function run(
     const endMs = performance.now() - ended
     const used = process.cpuUsage(cpu)
     const mainUsed = process.threadCpuUsage(mainCpu)
-    const files = reported.flatMap((p) => p.files)
+    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    clearInterval(sampler)
+    const statusRotations = [...rotationsReported.values()]
+    const files = [...reported.flatMap((p) => p.files), ...statusRotations.flatMap((r) => r.files)]
     const rows = files.reduce((n, file) => n + file.recordCount, 0n)
-    if (rows !== BigInt(events)) throw new Error(`the ready files hold ${rows} rows, not ${events}`)
+    // a status carries the oldest rotations only: the rest wait for the next round, still ready in the WAL
+    const capped = statusRotations.length >= maxRotationsPerStatus && rows < BigInt(events)
+    if (rows !== BigInt(events) && !capped) throw new Error(`the ready files hold ${rows} rows, not ${events}`)
     const line = phases.report().line
+    const rotations = new Map<string, number>()
+    for (const { labels, value } of (await metrics.rotations.get()).values) {
+      const reason = String(labels.reason)
+      rotations.set(reason, (rotations.get(reason) ?? 0) + value)
+    }
+    const walFiles = (await readdir(walDir, { recursive: true })).filter(
+      (name) => name.endsWith('.parquet') && !name.split('/').at(-1)?.startsWith('active_'),
+    ).length
     return {
       wallSeconds,
       cpuSeconds: (used.user + used.system) / 1e6,
@@ -215,8 +302,15 @@ async function run(
       line,
       files: files.length,
       endMs,
+      peakRssMiB: peakRss / 2 ** 20,
+      startRssMiB: startRss / 2 ** 20,
+      processMaxRssMiB: process.resourceUsage().maxRSS / 1024,
+      rotations,
+      statusRotations: layout === 'shared' ? statusRotations.length : undefined,
+      walFiles,
     }
   } finally {
+    clearInterval(sampler)
     await participant.stop({ leave: true })
     await encoders?.close()
     await rm(walDir, { recursive: true, force: true })
@@ -233,6 +327,16 @@ function busiest(result: RunResult, threads: number): number {
   return Math.max(result.mainCpuSeconds, (result.cpuSeconds - result.mainCpuSeconds) / encoders)
 }
 
+/** A run's memory, rotations and files. */
+function runDetails(result: RunResult): string {
+  const reasons = [...result.rotations].map(([reason, count]) => `${reason} ${count}`).join(', ') || 'none'
+  const status =
+    result.statusRotations === undefined
+      ? ''
+      : `; the END-COMMIT's WRITE-STATUS held ${result.statusRotations} rotations, ${result.files} files${result.statusRotations >= maxRotationsPerStatus ? ` (at most ${maxRotationsPerStatus} rotations a status)` : ''}`
+  return `peak RSS ${result.peakRssMiB.toFixed(0)} MiB this run (${result.startRssMiB.toFixed(0)} at its start), ${result.processMaxRssMiB.toFixed(0)} MiB the process so far; rotations by reason: ${reasons}${status}; ${result.walFiles} ready .parquet files in the WAL`
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
@@ -244,14 +348,14 @@ try {
   const bytes = await prefill(admin)
   const cpu = cpus()[0]?.model ?? 'unknown cpu'
   console.log(
-    `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, ${columnModes.map((c) => (c === 'mapped' ? '12 mapped columns' : 'inferred columns')).join(' and ')}; node ${process.version}; ${cpu} (${cpus().length} cores)`,
+    `${events} events of ${(bytes / events).toFixed(0)} B in ${partitions} partitions, ${columnModes.map(describeMode).join(' and ')}; WAL layout ${layout}; node ${process.version}; ${cpu} (${cpus().length} cores); ${new Date().toISOString()}`,
   )
   // each variant: encoder threads, and (when both are asked for) which columns
   const variants = threadCounts.flatMap((threads) =>
     columnModes.map((columns) => ({
       threads,
       columns,
-      label: `encoderThreads ${threads}${columnModes.length > 1 || columns !== 'mapped' ? `, ${columns} columns` : ''}`,
+      label: `encoderThreads ${threads}${columnModes.length > 1 || columns !== 'mapped' ? `, ${routedTables(columns) === undefined ? `${columns} columns` : columns}` : ''}`,
     })),
   )
   const results = new Map<(typeof variants)[number], RunResult[]>(variants.map((variant) => [variant, []]))
@@ -264,6 +368,7 @@ try {
       console.log(
         `run ${i + 1}, ${label}: ${(events / result.wallSeconds).toFixed(0)} events/s, ${(mb / result.wallSeconds).toFixed(1)} MB/s wall; ${(events / result.cpuSeconds).toFixed(0)} events/s, ${(mb / result.cpuSeconds).toFixed(1)} MB/s per CPU second (${result.cpuSeconds.toFixed(2)} CPU s, ${result.mainCpuSeconds.toFixed(2)} on the main thread, over ${result.wallSeconds.toFixed(2)} s); ${(events / busiest(result, threads)).toFixed(0)} events/s on idle cores; ${result.files} files, END to status ${result.endMs.toFixed(0)} ms`,
       )
+      console.log(`  ${runDetails(result)}`)
       console.log(`  ${result.line}`)
     }
   }
@@ -271,8 +376,9 @@ try {
     const wall = median(own.map((r) => r.wallSeconds))
     const cpuSeconds = median(own.map((r) => r.cpuSeconds))
     const idle = median(own.map((r) => busiest(r, threads)))
+    const rss = median(own.map((r) => r.peakRssMiB))
     console.log(
-      `median, ${label}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores`,
+      `median, ${label}: ${(events / wall).toFixed(0)} events/s, ${(mb / wall).toFixed(1)} MB/s wall; ${(events / cpuSeconds).toFixed(0)} events/s, ${(mb / cpuSeconds).toFixed(1)} MB/s per core; ${(events / idle).toFixed(0)} events/s on idle cores; peak RSS ${rss.toFixed(0)} MiB; ${median(own.map((r) => r.walFiles))} ready files`,
     )
   }
   // The same topic through the bare consume + JSON.parse loop: what no decoder can beat.

@@ -44,6 +44,13 @@ const benchmarks: Benchmark[] = [
     quickArgs: ['bench/participant.bench.ts', '20000', '1', '3', '1', 'mapped,inferred'],
   },
   {
+    name: 'routing',
+    what: 'the same topic -> ready WAL files routed by a field into 4 and 1,000 tables (maxOpenTables 100), beside the mapping; shared layout, RSS, rotations',
+    needsStack: true,
+    args: ['bench/participant.bench.ts', '200000', '3', '3', '1', 'mapped,routed:4,routed:1000'],
+    quickArgs: ['bench/participant.bench.ts', '20000', '1', '3', '1', 'mapped,routed:4,routed:1000'],
+  },
+  {
     name: 'decode',
     what: 'decode only (UTF-8 + depth check, JSON.parse, JMESPath, conversion)',
     needsStack: false,

@@ -71,6 +71,27 @@ describe('a dataset routed into many tables on the real stack', { concurrency: f
       )
     if (!refused) throw new Error('no round refused a rotation after the kill between tables')
   })
+
+  test('1,000 tables from one worker that keeps at most 100 open, every id once in its table', async (t) => {
+    const many = 1000
+    const fleet = await Fleet.create(t, {
+      catalog: 'sql',
+      partitions: 2,
+      commitIntervalSeconds: 3,
+      route: { kindOf: (n) => `k${n % many}`, extra: ', maxOpenTables: 100' },
+    })
+    const worker = await fleet.start()
+    await fleet.produce(2 * many, { batch: 500 })
+    const report = await fleet.waitSettled(8 * minute)
+    assertEveryIdOnce(fleet, report)
+    if (report.tables !== many) throw new Error(`the route made ${report.tables} tables, not ${many}`)
+    // the bound held: the WAL cut every open segment whenever more than 100 tables were open
+    const metrics = await fleet.metrics(worker)
+    const cuts = [...metrics].find(
+      ([name]) => name.startsWith('floe_rotations_total{') && name.includes('reason="tables"'),
+    )
+    if (!cuts || cuts[1] < 1) throw new Error('no cut for too many open tables')
+  })
 })
 
 /** How many metadata files the route's tables have in the REST catalog's warehouse: one per commit. */

@@ -1,7 +1,8 @@
 // The input of both decode benchmarks: this folder's decode.bench.ts (decode alone) and
 // bench/participant.bench.ts (topic to ready WAL files). A 1 KB JSON event and a 12-column
 // mapping: strings, a long, timestamptz from ISO text and from epoch ms, a double, a boolean,
-// nested paths, a list<string>. Benchmarks only: index.ts does not export it.
+// nested paths, a list<string>; the same mapping routed by a field into N tables. Benchmarks only:
+// index.ts does not export it.
 import { type DatasetConfig, parseConfig } from '../../shared/config/index.ts'
 
 export const benchMapping = {
@@ -77,6 +78,36 @@ export function benchInferredDataset(topic = 'bench', brokers = ['127.0.0.1:9092
   return configured(topic, brokers, {
     schema: { details: 'struct<amount: double>' },
     timestampFields: ['timestamp'],
+  })
+}
+
+/**
+ * The route of `benchRoutedDataset`: `sent_ms` (epoch ms, 37 apart from one event to the next)
+ * modulo `tables`, an integer in [0, tables). 37 is prime, so any `tables` it does not divide gets
+ * every value equally often over `tables` consecutive events (and over every third event, as a
+ * topic of 3 partitions hands them out, unless 3 divides it too). A JMESPath expression, so the
+ * decode evaluates it with the interpreter, not the plain-path loop.
+ */
+export function benchRouteField(tables: number): string {
+  if (!(Number.isSafeInteger(tables) && tables > 0)) throw new Error(`tables must be a positive integer, not ${tables}`)
+  return `sent_ms % \`${tables}\``
+}
+
+/**
+ * The mapped dataset (benchDataset) routed by benchRouteField into `tables` tables,
+ * `bench.events_0` to `bench.events_<tables - 1>`; `bench.events` is then the ledger. At most
+ * `maxOpenTables` tables have open segments before the shared WAL cuts them all ('tables').
+ */
+export function benchRoutedDataset(
+  tables: number,
+  topic = 'bench',
+  brokers = ['127.0.0.1:9092'],
+  maxOpenTables = 100,
+): DatasetConfig {
+  return configured(topic, brokers, {
+    customMapping: benchMapping,
+    schema: benchSchema,
+    route: { field: benchRouteField(tables), table: 'bench.events_{value}', maxOpenTables },
   })
 }
 

@@ -240,10 +240,11 @@ export class OpenSegments {
       if (segment.openedAt < oldest) oldest = segment.openedAt
     }
     if (now - oldest >= limits.maxFileAgeMs) return 'age'
-    if (this.#segments.length > limits.maxOpenSegments) return 'segments'
-    // a full cut, not the eviction of one table (M5's LRU): table-claims.ts says why
+    // a full cut, not the eviction of one table (M5's LRU): table-claims.ts says why; named before
+    // the open segments' limit, which many tables meet too, as the one the route sets
     const route = this.#config.route
     if (route !== undefined && this.#openTables > route.maxOpenTables) return 'tables'
+    if (this.#segments.length > limits.maxOpenSegments) return 'segments'
     return undefined
   }
 
