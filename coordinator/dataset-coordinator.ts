@@ -32,7 +32,7 @@ import { type CoordinatorMaintenance, type MaintenanceRunner, tableMaintenance }
 import { RoundLog } from './round-log.ts'
 import type { ExpectedPartitions } from './round-tracker.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
-import { type RoutedRoundTrouble, routedCommitRoundLogic } from './routed-commit-logic.ts'
+import { logRoutedTrouble, routedCommitRoundLogic } from './routed-commit-logic.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
 import { UnheldPartitionGuard } from './unheld-partitions.ts'
@@ -152,7 +152,7 @@ export class DatasetCoordinator {
           ? routedCommitRoundLogic(
               { catalog, storage, ledger: table, group, now: this.#now, ...(retry ? { retry } : {}) },
               this.#now,
-              (trouble) => this.#routedTrouble(trouble),
+              (trouble) => logRoutedTrouble(this.#o.logger, this.dataset, trouble),
             )
           : commitRoundLogic(
               {
@@ -295,21 +295,6 @@ export class DatasetCoordinator {
     const endedAt = this.#now()
     await this.#send(round.commitId, endedAt, endCommitBody(round.expected))
     return { endedAt }
-  }
-
-  /** A routed round's tables that could not be read or did not confirm their commit: the operator's to see. */
-  #routedTrouble(trouble: RoutedRoundTrouble): void {
-    this.#o.logger.warn(
-      {
-        dataset: this.dataset,
-        commitId: trouble.commitId,
-        unreadable: trouble.unreadable.slice(0, 10),
-        unconfirmed: trouble.unconfirmed.slice(0, 10),
-        unreadableTables: trouble.unreadable.length,
-        unconfirmedTables: trouble.unconfirmed.length,
-      },
-      'routed tables not committed this round; their rows are committed by a later one',
-    )
   }
 
   async #ackRound(input: AckRoundInput): Promise<AckRoundOutput> {

@@ -4,13 +4,28 @@
 // the tables' files are the accepted rotations' (counted as committed only when the ledger moved
 // past them, as the ACK names only those).
 import { fromPromise } from 'xstate'
-import type { RotationRange } from '../protocol/index.ts'
+import type { ControlLogger, RotationRange } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { FloeError } from '../shared/index.ts'
 import type { CommitPlan } from './commit-content.ts'
 import type { AcceptedRotation, ContiguityCheck } from './contiguity.ts'
 import type { CommitRoundActorInput, CommitRoundActorOutput } from './machine-types.ts'
 import { commitRoutedRound, type RoutedCommitResult, type RoutedCommitTarget, routedRoundAck } from './routed-commit.ts'
+
+/** A routed round's tables that could not be read or did not confirm their commit: the operator's to see. */
+export function logRoutedTrouble(logger: ControlLogger, dataset: string, trouble: RoutedRoundTrouble): void {
+  logger.warn(
+    {
+      dataset,
+      commitId: trouble.commitId,
+      unreadable: trouble.unreadable.slice(0, 10),
+      unconfirmed: trouble.unconfirmed.slice(0, 10),
+      unreadableTables: trouble.unreadable.length,
+      unconfirmedTables: trouble.unconfirmed.length,
+    },
+    'routed tables not committed this round; their rows are committed by a later one',
+  )
+}
 
 /** What the round did, for the log: tables that could not be read, or whose commit is not confirmed. */
 export interface RoutedRoundTrouble {

@@ -9,7 +9,8 @@ import { isFloeError } from '../shared/index.ts'
 import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
 import { compileDecoder } from './decode/index.ts'
 import { datasetOf, inferredOf } from './decode/test-support.ts'
-import { decodeFetched, PartitionIngest, skipFloorsOf } from './partition-ingest.ts'
+import { decodeFetched, PartitionIngest } from './partition-ingest.ts'
+import { skipFloorsOf } from './skip-floors.ts'
 import { PartitionLog } from './wal/index.ts'
 
 const dataset = datasetOf({ id: 'id', n: 'n' }, { id: 'string not null', n: 'long' })
@@ -220,18 +221,5 @@ describe('a routed dataset decodes each row with its table', () => {
     assert.equal(decoded.records, 5)
     assert.equal(decoded.skipped, 1)
     assert.equal(decoded.next, 25n)
-  })
-
-  test('no floor: nothing to look up', () => {
-    assert.equal(skipFloorsOf(new Map()), undefined)
-    assert.equal(
-      skipFloorsOf(
-        new Map([
-          ['a.b', 3n],
-          ['a.c', 9n],
-        ]),
-      )?.below,
-      9n,
-    )
   })
 })

@@ -7,6 +7,7 @@ import type { NestedField, StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
 import { BatchCoordinates, batchTimestampMs, type Decoder, SchemaWidening } from './decode/index.ts'
+import type { SkipFloors } from './skip-floors.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
 export interface BadRecord {
@@ -50,24 +51,6 @@ function internalError(error: unknown, at: IncomingRecord): FloeError {
     `decoding ${at.topic}/${at.partition}@${at.offset} failed inside Floe (a bug, not a bad record): ${messageOf(error)}`,
     { cause: error, details: { topic: at.topic, partition: at.partition, offset: String(at.offset) } },
   )
-}
-
-/**
- * A routed dataset's tables that hold a partition's records below an offset each (the ACK of a
- * rejected round named them): a record the route sends to one of them below its floor is read
- * again only for the positions, and not written twice.
- */
-export interface SkipFloors {
-  /** `namespace.table` -> its next offset for the partition. */
-  readonly byTable: ReadonlyMap<string, bigint>
-  /** The highest floor: past it no record is looked up. */
-  readonly below: bigint
-}
-
-export function skipFloorsOf(byTable: ReadonlyMap<string, bigint>): SkipFloors | undefined {
-  let below: bigint | undefined
-  for (const floor of byTable.values()) if (below === undefined || floor > below) below = floor
-  return below === undefined ? undefined : { byTable, below }
 }
 
 /**

@@ -14,7 +14,7 @@ import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { type ChainPlacement, placeChain } from './chain.ts'
 import type { FlushInput, SyncResult } from './machine/index.ts'
-import { type DecodedBatch, type SkipFloors, skipFloorsOf } from './partition-ingest.ts'
+import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
 import { segmentUploadsOf } from './partition-work.ts'
@@ -23,6 +23,7 @@ import type { SegmentUploads } from './segment-uploads.ts'
 import { SharedRounds } from './shared-rounds.ts'
 import { ackPlan, type ChainState } from './shared-status.ts'
 import { openSharedLog } from './shared-wal-open.ts'
+import { PartitionFloors, type SkipFloors } from './skip-floors.ts'
 import {
   partitionKey,
   partitionOfKey,
@@ -58,12 +59,8 @@ export class SharedWal {
   )
   /** Per partition waiting to sync: its log start, asked when it asked. */
   readonly #logStarts = new Map<number, Promise<bigint>>()
-  /**
-   * A routed dataset's partitions read again from the ledger after a rejection: the tables that
-   * hold their records past it, and from where on they do not (decodeFetched skips below). Kept
-   * until the partition reads past the highest floor or is let go of.
-   */
-  readonly #floors = new Map<number, SkipFloors>()
+  /** A routed dataset's partitions read again from the ledger: what their tables hold already. */
+  readonly #floors = new PartitionFloors()
   /** Releases queued and not yet done: a sync of the same partition waits for its release. */
   readonly #releasing = new Map<number, Promise<void>>()
   readonly #recorder = {
@@ -198,9 +195,7 @@ export class SharedWal {
       if (!log || !appendable()) return false
       if (!(await log.appendFrom(partition, batch.from, batch.rows, batch.next, batch.tables))) return false
       this.#rounds.appended(partition, batch.oldestTimestampMs)
-      const floors = this.#floors.get(partition)
-      // past the highest floor no record is looked up again
-      if (floors && batch.next >= floors.below) this.#floors.delete(partition)
+      this.#floors.readTo(partition, batch.next)
       return true
     })
   }
@@ -266,14 +261,9 @@ export class SharedWal {
         const partition = partitionOfKey(key, log.topic)
         if (partition !== undefined) from.set(partition, offset)
       }
-      // floors only add up: each is a fact about its table, whichever ACK named it
       for (const [key, named] of plan.floors) {
         const partition = partitionOfKey(key, log.topic)
-        if (partition === undefined) continue
-        const byTable = new Map(this.#floors.get(partition)?.byTable)
-        for (const [table, offset] of named) if (offset > (byTable.get(table) ?? -1n)) byTable.set(table, offset)
-        const merged = skipFloorsOf(byTable)
-        if (merged) this.#floors.set(partition, merged)
+        if (partition !== undefined) this.#floors.merge(partition, named)
       }
       await this.#walk(log, 'commit', from, [], plan.rejected)
     })
@@ -286,7 +276,7 @@ export class SharedWal {
       const start = this.#chains.get(partition)?.chainStart ?? this.#recovered.get(partition)
       this.#chains.delete(partition)
       this.#recovered.delete(partition)
-      this.#floors.delete(partition)
+      this.#floors.forget(partition)
       const log = this.#log
       if (!log) return
       if (log.state === 'failed') await log.discardOpen()
@@ -393,8 +383,7 @@ export class SharedWal {
   ): Promise<{ next: Map<number, bigint | undefined> }> {
     const { topic } = log
     // whatever moves a partition, the WAL claims from the floors the decoder skips below
-    const floors = new Map<string, ReadonlyMap<string, bigint>>()
-    for (const [partition, { byTable }] of this.#floors) floors.set(partitionKey(topic, partition), byTable)
+    const floors = this.#floors.byKey((partition) => partitionKey(topic, partition))
     const starts = new Map<string, bigint | undefined>()
     const assigned = new Set<number>([...this.#chains.keys(), ...this.#recovered.keys()])
     for (const partition of adding) assigned.add(partition)
