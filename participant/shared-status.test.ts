@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import type { CommitAcks } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { ackPlan, type ChainState, sharedStatus } from './shared-status.ts'
-import { partitionKey, type SharedRotation } from './wal/index.ts'
+import { partitionKey, type SharedRotation, type SharedSegment } from './wal/index.ts'
 import { sharedRotation } from './wal/test-support.ts'
 
 const topic = 't'
@@ -142,5 +142,70 @@ describe('what an ACK-COMMIT makes of the shared WAL', () => {
     const plan = ackPlan(acks, [chain(1, 10), chain(2, 50)], reported)
     assert.deepEqual([...plan.rejected], ['R2'])
     assert.equal(plan.from.get(partitionKey(topic, 2)), 55n)
+  })
+})
+
+describe('the WRITE-STATUS and ACK of a routed dataset', () => {
+  const routed: SharedRotation = {
+    ...rotation(1, { 1: [10, 20], 2: [50, 60] }, []),
+    segments: [
+      ['a', 'ns.t_eu'],
+      ['b', 'ns.t_us'],
+      ['c', 'ns.t_eu'],
+    ].map(
+      ([uuid, table]) => ({ ...sharedRotation(topic, 1, {}, [uuid as string]).segments[0], table }) as SharedSegment,
+    ),
+    tables: [
+      {
+        table: 'ns.t_eu',
+        claims: [
+          { topic, partition: 1, start: 10n, end: 20n },
+          { topic, partition: 2, start: 50n, end: 60n },
+        ],
+      },
+      { table: 'ns.t_us', claims: [{ topic, partition: 2, start: 57n, end: 60n }] },
+    ],
+  }
+
+  test("each table's claims with its own files, none left outside the tables", () => {
+    const status = sharedStatus({
+      chains: [chain(1, 10), chain(2, 50)],
+      rotations: [routed],
+      uploaded: uploaded('a', 'b', 'c'),
+    })
+    const [reported] = status.rotations
+    assert.deepEqual(reported?.files, [])
+    assert.deepEqual(
+      reported?.tables?.map(({ table, claims, files }) => [
+        table,
+        claims.map(({ partition, range }) => `${partition}:${range.start}-${range.end}`),
+        files.map((file) => file.filePath),
+      ]),
+      [
+        ['ns.t_eu', ['1:10-20', '2:50-60'], [dataFile('a').filePath, dataFile('c').filePath]],
+        ['ns.t_us', ['2:57-60'], [dataFile('b').filePath]],
+      ],
+    )
+  })
+
+  test("a rejection's skip floors go with the partition it rejects, read again from the ledger", () => {
+    const acks: CommitAcks = {
+      committed: [],
+      rejected: [
+        {
+          topic,
+          partition: 2,
+          reason: 'behind-table',
+          tableOffset: 50n,
+          skipFloors: [{ table: 'ns.t_us', offset: 57n }],
+        },
+      ],
+      acceptedRotations: [],
+    }
+    const reported = sharedStatus({ chains: [chain(2, 50)], rotations: [routed], uploaded: uploaded('a', 'b', 'c') })
+    const plan = ackPlan(acks, [chain(1, 10), chain(2, 50)], reported.rotations)
+    assert.deepEqual([...plan.rejected], ['R1'])
+    assert.equal(plan.from.get(partitionKey(topic, 2)), 50n)
+    assert.deepEqual(plan.floors, new Map([[partitionKey(topic, 2), new Map([['ns.t_us', 57n]])]]))
   })
 })
