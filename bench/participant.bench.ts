@@ -13,7 +13,9 @@
 // (no mapping: every field a column, nested ones structs; bench-events.ts) beside the mapping's 12.
 // columns `routed:N` (e.g. `mapped,routed:4,routed:1000`) is the mapped dataset routed into N tables
 // by `sent_ms % N` (benchRoutedDataset), at most FLOE_BENCH_MAX_OPEN_TABLES (default 100) tables
-// with open segments before the shared WAL cuts them all ('tables'). A route needs the shared WAL
+// with open segments before the shared WAL evicts the least recently used; `hot:N` routes nine
+// events in ten into 9 hot tables and the rest evenly into N rare ones (benchHotRouteField), the
+// shape an LRU serves: the hot tables stay open all round. A route needs the shared WAL
 // layout: with a routed mode every run writes it, also the mapped and inferred ones, so they compare
 // alike; FLOE_BENCH_WAL_LAYOUT (partition, shared) names the layout of a run without a route
 // (default partition, the layout this benchmark was measured in before routing).
@@ -26,7 +28,7 @@
 // each run's perf line (PhaseClock), and the ceiling (bench/ceiling.ts) on the same topic beside it.
 // Per run also the peak RSS of the run (process.memoryUsage().rss sampled every 100 ms from the
 // participant's start to the WRITE-STATUS; the RSS at the start says what earlier runs left) beside
-// the process's peak so far (resourceUsage's maxRSS: every run shares the process), the rotations cut by reason (floe_rotations_total), and in
+// the process's peak so far (resourceUsage's maxRSS: every run shares the process), the rotations cut by reason (floe_rotations_total) and tables evicted, and in
 // the shared layout how many rotations and files the END-COMMIT's WRITE-STATUS held (at most 64
 // rotations a status: shared-wal.ts) beside the ready .parquet files the WAL held after it.
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
@@ -36,6 +38,7 @@ import { readEndpoints } from '../integration/stack/index.ts'
 import {
   benchDataset,
   benchEvent,
+  benchHotRouteField,
   benchInferredDataset,
   benchRoutedDataset,
 } from '../participant/decode/bench-events.ts'
@@ -67,7 +70,7 @@ const events = Number(process.argv[2] ?? 300_000)
 const runs = Number(process.argv[3] ?? 3)
 const partitions = Number(process.argv[4] ?? 3)
 const threadCounts = (process.argv[5] ?? String(availableParallelism())).split(',').map(Number)
-type ColumnMode = 'mapped' | 'inferred' | `routed:${number}`
+type ColumnMode = 'mapped' | 'inferred' | `routed:${number}` | `hot:${number}`
 const columnModes = (process.argv[6] ?? 'mapped').split(',').map(columnMode)
 // The local stack's broker (whatever port it runs on), unless FLOE_BENCH_BROKERS names others.
 const brokers = process.env.FLOE_BENCH_BROKERS?.split(',') ?? readEndpoints().kafka.brokers
@@ -89,24 +92,29 @@ const maxRotationsPerStatus = 64
 
 function columnMode(text: string): ColumnMode {
   if (text === 'mapped' || text === 'inferred') return text
-  const tables = /^routed:(\d+)$/.exec(text)?.[1]
-  if (tables !== undefined && Number(tables) > 0) return `routed:${Number(tables)}`
-  throw new Error(`columns: mapped, inferred or routed:<tables>, not ${text}`)
+  const [, kind, tables] = /^(routed|hot):(\d+)$/.exec(text) ?? []
+  if (tables !== undefined && Number(tables) > 0) return `${kind as 'routed' | 'hot'}:${Number(tables)}`
+  throw new Error(`columns: mapped, inferred, routed:<tables> or hot:<rare tables>, not ${text}`)
 }
 
 function routedTables(mode: ColumnMode): number | undefined {
-  return mode.startsWith('routed:') ? Number(mode.slice('routed:'.length)) : undefined
+  const [kind, tables] = mode.split(':')
+  return kind === 'routed' || kind === 'hot' ? Number(tables) : undefined
 }
 
 function datasetOf(mode: ColumnMode): DatasetConfig {
   const tables = routedTables(mode)
-  if (tables !== undefined) return benchRoutedDataset(tables, topic, brokers, maxOpenTables)
-  return mode === 'mapped' ? benchDataset(topic, brokers) : benchInferredDataset(topic, brokers)
+  if (tables === undefined)
+    return mode === 'mapped' ? benchDataset(topic, brokers) : benchInferredDataset(topic, brokers)
+  const field = mode.startsWith('hot:') ? benchHotRouteField(tables) : undefined
+  return benchRoutedDataset(tables, topic, brokers, maxOpenTables, field)
 }
 
 function describeMode(mode: ColumnMode): string {
   const tables = routedTables(mode)
   if (tables === undefined) return mode === 'mapped' ? '12 mapped columns' : 'inferred columns'
+  if (mode.startsWith('hot:'))
+    return `12 mapped columns routed 90 % into 9 hot tables, 10 % into ${tables} rare ones (maxOpenTables ${maxOpenTables})`
   return `12 mapped columns routed into ${tables} tables (maxOpenTables ${maxOpenTables})`
 }
 
@@ -179,6 +187,8 @@ interface RunResult {
   processMaxRssMiB: number
   /** Rotations cut during the run, by reason (floe_rotations_total). */
   rotations: Map<string, number>
+  /** Tables a routed run evicted (floe_table_evictions_total). */
+  evictions: number
   /** The shared layout: rotations in the END-COMMIT's WRITE-STATUS; undefined in the per-partition one. */
   statusRotations: number | undefined
   /** Ready .parquet files in the WAL after the END-COMMIT. */
@@ -292,6 +302,7 @@ async function run(
       const reason = String(labels.reason)
       rotations.set(reason, (rotations.get(reason) ?? 0) + value)
     }
+    const evictions = (await metrics.tableEvictions.get()).values.reduce((sum, { value }) => sum + value, 0)
     const walFiles = (await readdir(walDir, { recursive: true })).filter(
       (name) => name.endsWith('.parquet') && !name.split('/').at(-1)?.startsWith('active_'),
     ).length
@@ -306,6 +317,7 @@ async function run(
       startRssMiB: startRss / 2 ** 20,
       processMaxRssMiB: process.resourceUsage().maxRSS / 1024,
       rotations,
+      evictions,
       statusRotations: layout === 'shared' ? statusRotations.length : undefined,
       walFiles,
     }
@@ -334,7 +346,7 @@ function runDetails(result: RunResult): string {
     result.statusRotations === undefined
       ? ''
       : `; the END-COMMIT's WRITE-STATUS held ${result.statusRotations} rotations, ${result.files} files${result.statusRotations >= maxRotationsPerStatus ? ` (at most ${maxRotationsPerStatus} rotations a status)` : ''}`
-  return `peak RSS ${result.peakRssMiB.toFixed(0)} MiB this run (${result.startRssMiB.toFixed(0)} at its start), ${result.processMaxRssMiB.toFixed(0)} MiB the process so far; rotations by reason: ${reasons}${status}; ${result.walFiles} ready .parquet files in the WAL`
+  return `peak RSS ${result.peakRssMiB.toFixed(0)} MiB this run (${result.startRssMiB.toFixed(0)} at its start), ${result.processMaxRssMiB.toFixed(0)} MiB the process so far; rotations by reason: ${reasons}${result.evictions > 0 ? `; ${result.evictions} tables evicted` : ''}${status}; ${result.walFiles} ready .parquet files in the WAL`
 }
 
 function median(values: number[]): number {

@@ -45,10 +45,10 @@ const benchmarks: Benchmark[] = [
   },
   {
     name: 'routing',
-    what: 'the same topic -> ready WAL files routed by a field into 4 and 1,000 tables (maxOpenTables 100), beside the mapping; shared layout, RSS, rotations',
+    what: 'the same topic -> ready WAL files routed by a field into 4 and 1,000 tables, and 90 % into 9 hot tables among 150 and 1,000 rare ones (maxOpenTables 100), beside the mapping; shared layout, RSS, rotations, evictions',
     needsStack: true,
-    args: ['bench/participant.bench.ts', '200000', '3', '3', '1', 'mapped,routed:4,routed:1000'],
-    quickArgs: ['bench/participant.bench.ts', '20000', '1', '3', '1', 'mapped,routed:4,routed:1000'],
+    args: ['bench/participant.bench.ts', '200000', '3', '3', '1', 'mapped,routed:4,routed:1000,hot:150,hot:1000'],
+    quickArgs: ['bench/participant.bench.ts', '20000', '1', '3', '1', 'mapped,routed:4,routed:1000,hot:150'],
   },
   {
     name: 'decode',

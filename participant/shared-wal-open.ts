@@ -22,6 +22,7 @@ export async function openSharedLog(env: SlotEnvironment, dir: string): Promise<
   const log = new SharedLog({
     ...walOptionsOf(env),
     ...(env.route && names ? { route: { names, maxOpenTables: env.route.maxOpenTables } } : {}),
+    onEvict: (tables) => env.metrics.tableEvictions.inc({ dataset: env.dataset.name }, tables),
     dir,
     recovered: recovered.rotations,
     nextSequence: recovered.nextSequence,

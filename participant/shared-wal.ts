@@ -290,8 +290,16 @@ export class SharedWal {
     return released
   }
 
-  /** Cuts when a size, age or open-segment trigger says so. */
+  /**
+   * Evicts the least recently used tables past the route's bound, then cuts when a size, age,
+   * open-segment or evicted-file trigger says so.
+   */
   async rotateIfDue(): Promise<void> {
+    if (this.#log?.evictionDue) {
+      await this.#queue.run(async () => {
+        if (this.#log?.evictionDue) await this.#log.evictTables()
+      })
+    }
     const reason = this.#log?.rotationDue()
     if (!reason) return
     await this.#queue.run(async () => {

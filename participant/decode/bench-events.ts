@@ -94,20 +94,33 @@ export function benchRouteField(tables: number): string {
 }
 
 /**
+ * A skewed route: nine hot tables (values 1 to 9) take nine events in ten, and `rare` tables
+ * (values 0, 10, ..., 10 * (rare - 1)) the tenth, each equally often over 10 * rare events. The
+ * events whose `sent_ms` ends in 0 are the rare ones; 370 (ten steps of 37) walks every multiple
+ * of 10 below 10 * rare, as the gcd of 37 and rare is 1 unless 37 divides rare.
+ */
+export function benchHotRouteField(rare: number): string {
+  if (!(Number.isSafeInteger(rare) && rare > 0)) throw new Error(`rare must be a positive integer, not ${rare}`)
+  return `sent_ms % \`10\` == \`0\` && sent_ms % \`${10 * rare}\` || sent_ms % \`10\``
+}
+
+/**
  * The mapped dataset (benchDataset) routed by benchRouteField into `tables` tables,
- * `bench.events_0` to `bench.events_<tables - 1>`; `bench.events` is then the ledger. At most
- * `maxOpenTables` tables have open segments before the shared WAL cuts them all ('tables').
+ * `bench.events_0` to `bench.events_<tables - 1>` (or by `field`, e.g. benchHotRouteField);
+ * `bench.events` is then the ledger. Past `maxOpenTables` tables with open segments the shared
+ * WAL evicts the least recently used.
  */
 export function benchRoutedDataset(
   tables: number,
   topic = 'bench',
   brokers = ['127.0.0.1:9092'],
   maxOpenTables = 100,
+  field = benchRouteField(tables),
 ): DatasetConfig {
   return configured(topic, brokers, {
     customMapping: benchMapping,
     schema: benchSchema,
-    route: { field: benchRouteField(tables), table: 'bench.events_{value}', maxOpenTables },
+    route: { field, table: 'bench.events_{value}', maxOpenTables },
   })
 }
 

@@ -57,7 +57,11 @@ export async function makeReady(
  * What either layout's sidecar records of a closed segment's file: its partition, the manifest's
  * data_file without its object location (the upload sets it), bloom filters and size.
  */
-export function closedFileOf(context: TableContext, segment: OpenSegment, metrics: DataFileMetrics): SidecarFile {
+export function closedFileOf(
+  context: TableContext,
+  segment: Pick<OpenSegment, 'partitionValues'>,
+  metrics: DataFileMetrics,
+): SidecarFile {
   const { schema, spec, fieldTypes, partitioner } = context
   const { filePath: _none, ...dataFile } = toDataFile(
     metrics,

@@ -8,6 +8,14 @@
 // is then one per (table, Iceberg partition): one map of partition keys per table number, so no
 // key is built per row either; an unrouted log keeps everything under table 0.
 //
+// A routed log keeps at most `maxOpenTables` tables' segments open: past it, when asked (after
+// each fetch, where the size and age triggers are checked), it closes the least recently used
+// tables' segments early ("evicts" them), and they wait, closed, for the next cut, which takes
+// them with the open ones. The cut's claims do not change (a table's rows of the cut are in its
+// files of the cut, closed early or not), so the coordinator sees only more files. Recency is a
+// stamp per table, set once per run of a table in an append: no list is reordered per row. Up to
+// `maxOpenSegments` evicted files wait before the cut is due.
+//
 // Segments open under the table's schema and spec of the time. A change of either waits until
 // every open segment has been made ready (they rotate together), so every file follows one spec
 // and a rotation reads one table context for all of its files.
@@ -19,6 +27,7 @@ import { compilePartitioner, type Partitioner } from '../../shared/iceberg/parti
 import { FloeError } from '../../shared/index.ts'
 import {
   type DataFileCodec,
+  type DataFileMetrics,
   type DataFileWriter,
   type DataFileWriterOptions,
   type MetricsConfig,
@@ -44,6 +53,15 @@ export interface OpenSegment {
   readonly batch: StructValue[]
 }
 
+/**
+ * A segment closed before its cut (its table evicted): footer written, file synced, not yet
+ * renamed. Its writer is not kept: thousands may wait for one cut.
+ */
+export interface EvictedSegment {
+  readonly segment: Omit<OpenSegment, 'writer' | 'batch'>
+  readonly metrics: DataFileMetrics
+}
+
 export interface OpenSegmentsConfig {
   dir: string
   /** The `active_*` file name of a new segment: the layouts name them differently. */
@@ -58,7 +76,7 @@ export interface OpenSegmentsConfig {
 export interface WalRoute {
   /** By table number, its `namespace.table`: a live view (RouteTables.names) that grows as records name tables. */
   readonly names: readonly string[]
-  /** More tables with open segments than this make a cut due ('tables'). */
+  /** More tables with open segments than this make evict() close the least recently used ones. */
   readonly maxOpenTables: number
 }
 
@@ -113,6 +131,11 @@ export class OpenSegments {
   readonly #segments: OpenSegment[] = []
   /** Tables with at least one open segment. */
   #openTables = 0
+  /** By table number, the append that last wrote to it (the LRU's stamp). */
+  readonly #usedAt: number[] = []
+  #appends = 0
+  /** Segments of evicted tables, closed, waiting for the cut. */
+  readonly #evicted: EvictedSegment[] = []
   /** Partition keys of the batch being routed, reused across batches. */
   readonly #keys: string[] = []
   readonly #touched: OpenSegment[] = []
@@ -141,11 +164,16 @@ export class OpenSegments {
   useTable(schema: Schema, spec: PartitionSpec): void {
     if (schema === this.#context.schema && spec === this.#context.spec) return
     this.#nextTable = { schema, spec }
-    if (this.#segments.length === 0) this.#followNextTable()
+    if (this.#segments.length === 0 && this.#evicted.length === 0) this.#followNextTable()
   }
 
   get count(): number {
     return this.#segments.length
+  }
+
+  /** The segments closed early, waiting for the cut (evict()). */
+  get evicted(): readonly EvictedSegment[] {
+    return this.#evicted
   }
 
   /** Distinct tables with open segments (1 or 0 when unrouted). */
@@ -190,6 +218,7 @@ export class OpenSegments {
       if (key !== firstKey) mixed = true
     }
     const firstTable = tables === undefined ? 0 : (tables[0] as number)
+    const stamp = ++this.#appends
     // a loop of its own, so an unrouted batch pays nothing for tables
     if (tables !== undefined && !mixed) {
       for (let i = 1; i < count; i++) {
@@ -203,6 +232,7 @@ export class OpenSegments {
       // the usual case (one table and partition per batch, e.g. day(ts)): the batch goes in as it came
       const segment =
         this.#byTable[firstTable]?.get(firstKey) ?? (await this.#open(firstTable, firstKey, rows[0] as StructValue))
+      this.#usedAt[firstTable] = stamp
       await segment.writer.append(rows)
       return
     }
@@ -220,6 +250,7 @@ export class OpenSegments {
         current = this.#byTable[table]?.get(key) ?? (await this.#open(table, key, row))
         currentKey = key
         currentTable = table
+        this.#usedAt[table] = stamp
         if (current.batch.length === 0) touched.push(current)
       }
       ;(current as OpenSegment).batch.push(row)
@@ -233,19 +264,65 @@ export class OpenSegments {
 
   /** The first of the log's own triggers that the open segments meet at `now`. */
   rotationDue(now: number, limits: Readonly<WalLimits>): RotationReason | undefined {
-    if (this.#segments.length === 0) return undefined
+    if (this.#segments.length === 0 && this.#evicted.length === 0) return undefined
     let oldest = Number.POSITIVE_INFINITY
     for (const segment of this.#segments) {
       if (segment.writer.writtenBytes + segment.writer.bufferedBytes >= limits.maxFileSizeBytes) return 'size'
       if (segment.openedAt < oldest) oldest = segment.openedAt
     }
+    // an evicted file's rows are as old as when it opened: the age bound holds for them too
+    for (const { segment } of this.#evicted) if (segment.openedAt < oldest) oldest = segment.openedAt
     if (now - oldest >= limits.maxFileAgeMs) return 'age'
-    // a full cut, not the eviction of one table (M5's LRU): table-claims.ts says why; named before
-    // the open segments' limit, which many tables meet too, as the one the route sets
-    const route = this.#config.route
-    if (route !== undefined && this.#openTables > route.maxOpenTables) return 'tables'
+    // evicted files wait for the cut; past the open segments' limit of them, the cut is due, so a
+    // rotation holds at most about twice that many files
+    if (this.#evicted.length >= limits.maxOpenSegments) return 'tables'
     if (this.#segments.length > limits.maxOpenSegments) return 'segments'
     return undefined
+  }
+
+  /**
+   * A routed log past its route's `maxOpenTables`: closes the segments of the least recently used
+   * tables until that many are open, each file with the footer `footer(table)` gives; they wait
+   * for the cut in `evicted`. Returns how many tables it evicted.
+   */
+  async evict(footer: (table: string) => Record<string, string>): Promise<number> {
+    const route = this.#config.route
+    if (route === undefined || this.#openTables <= route.maxOpenTables) return 0
+    const open: number[] = []
+    for (let table = 0; table < this.#byTable.length; table++)
+      if ((this.#byTable[table]?.size ?? 0) > 0) open.push(table)
+    const usedAt = this.#usedAt
+    open.sort((a, b) => (usedAt[a] ?? 0) - (usedAt[b] ?? 0))
+    const leaving = open.slice(0, this.#openTables - route.maxOpenTables)
+    const closing: OpenSegment[] = []
+    for (const table of leaving) {
+      const segments = this.#byTable[table] as Map<string, OpenSegment>
+      closing.push(...segments.values())
+      segments.clear()
+    }
+    this.#openTables -= leaving.length
+    const leavingSet = new Set(closing)
+    const kept = this.#segments.filter((segment) => !leavingSet.has(segment))
+    this.#segments.length = 0
+    this.#segments.push(...kept)
+    // side by side, as a cut closes them: each close ends in its own fsync
+    const closed = await Promise.allSettled(
+      closing.map((segment) => segment.writer.close({ keyValueMetadata: footer(segment.table as string) })),
+    )
+    let failure: PromiseRejectedResult | undefined
+    for (const [index, result] of closed.entries()) {
+      const segment = closing[index] as OpenSegment
+      if (result.status === 'fulfilled') {
+        const { writer: _closed, batch: _empty, ...kept } = segment
+        this.#evicted.push({ segment: kept, metrics: result.value })
+      } else {
+        failure ??= result
+        await segment.writer.abort().catch(() => {})
+      }
+    }
+    // the log fails; discardOpen re-reads the cut's rows, the evicted files' among them
+    if (failure) throw failure.reason
+    return leaving.length
   }
 
   list(): OpenSegment[] {
@@ -292,6 +369,8 @@ export class OpenSegments {
 
   #forgetAll(): void {
     this.#segments.length = 0
+    // an evicted file the cut did not take is a stray file (discardOpen and recovery delete those)
+    this.#evicted.length = 0
     for (const segments of this.#byTable) segments?.clear()
     this.#openTables = 0
   }

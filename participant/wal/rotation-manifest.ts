@@ -140,8 +140,17 @@ export function decodeSharedSidecar(text: string): DecodedSharedSidecar {
   return { segment, partitionType }
 }
 
-/** The footer key-value metadata of every file of a rotation; a routed file also says its table. */
-export function rotationFooter(id: string, ranges: readonly WalkRange[], table?: string): Record<string, string> {
+/**
+ * The footer key-value metadata of every file of a rotation; a routed file also says its table.
+ * A file closed before its cut (its table evicted) says its rotation and table, not the ranges,
+ * which were not known yet: `ranges` undefined.
+ */
+export function rotationFooter(
+  id: string,
+  ranges: readonly WalkRange[] | undefined,
+  table?: string,
+): Record<string, string> {
+  if (ranges === undefined) return { 'floe.rotation': id, ...(table === undefined ? {} : { 'floe.table': table }) }
   // offsets as strings: a reader of the footer need not parse 64-bit JSON numbers
   const list = ranges.map((range) => ({
     topic: range.topic,

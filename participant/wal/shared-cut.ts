@@ -7,13 +7,15 @@
 //      the directory fsynced: the rename is the rotation's commit point.
 // A crash before 4's rename leaves segments no manifest names (deleted at recovery: the
 // rotation never existed); after it, the rotation is whole. A routed cut also records its claims
-// per table in the manifest, and each file's table in its sidecar and footer.
+// per table in the manifest, and each file's table in its sidecar and footer. The files of tables
+// evicted since the last cut (open-segments.ts) had step 1 then, under the cut's id; they take
+// steps 2-4 with the others.
 import { join } from 'node:path'
 import { FloeError } from '../../shared/index.ts'
 import type { DataFileMetrics } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
 import { closedFileOf } from './make-ready.ts'
-import type { OpenSegment, TableContext } from './open-segments.ts'
+import type { EvictedSegment, OpenSegment, TableContext } from './open-segments.ts'
 import {
   encodeRotationManifest,
   encodeSharedSidecar,
@@ -38,10 +40,12 @@ export interface Cut {
 
 export async function writeRotation(
   context: TableContext,
-  segments: readonly OpenSegment[],
+  open: readonly OpenSegment[],
   cut: Cut,
+  evicted: readonly EvictedSegment[] = [],
 ): Promise<SharedRotation> {
   const { dir } = context
+  const segments = [...evicted.map(({ segment }) => segment), ...open]
   if (!claimsMatchFiles(cut.tables, segments)) {
     throw new FloeError('INVARIANT_BROKEN', "a cut's claimed tables are not its files' tables", {
       details: { rotation: cut.id, tables: cut.tables?.map(({ table }) => table) },
@@ -49,13 +53,16 @@ export async function writeRotation(
   }
   const footer = rotationFooter(cut.id, cut.ranges)
   // the closes run side by side: each ends in its own fsync, which a disk serves in parallel
-  const closed = await Promise.all(
-    segments.map((segment) =>
-      segment.writer.close({
-        keyValueMetadata: segment.table === undefined ? footer : rotationFooter(cut.id, cut.ranges, segment.table),
-      }),
-    ),
-  )
+  const closed = [
+    ...evicted.map(({ metrics }) => metrics),
+    ...(await Promise.all(
+      open.map((segment) =>
+        segment.writer.close({
+          keyValueMetadata: segment.table === undefined ? footer : rotationFooter(cut.id, cut.ranges, segment.table),
+        }),
+      ),
+    )),
+  ]
   const ready = segments.map((segment, index) =>
     sharedSegmentOf(context, segment, closed[index] as DataFileMetrics, cut.id),
   )
@@ -94,7 +101,7 @@ export async function writeRotation(
 
 function sharedSegmentOf(
   context: TableContext,
-  segment: OpenSegment,
+  segment: EvictedSegment['segment'],
   metrics: DataFileMetrics,
   rotation: string,
 ): SharedSegment {

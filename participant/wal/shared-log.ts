@@ -10,7 +10,9 @@
 //
 // A routed log (option `route`) also keeps each row's table: one open segment per (table, Iceberg
 // partition), and in each cut the claims of every table written (table-claims.ts). A cut takes
-// every table at once, so S1 holds per table as for the whole log.
+// every table at once, so S1 holds per table as for the whole log; a table evicted past
+// `maxOpenTables` (evictTables, open-segments.ts) has its files closed early, and they join the
+// next cut.
 //
 // Operations on open segments (append, cut, walk) run one at a time in call order; operations on
 // ready files (markUploaded, deleting rotations) have a queue of their own. A failure while rows
@@ -24,7 +26,7 @@ import { configInvalid, type LogOptions, performanceClock, walLimits } from './l
 import { LogQueues, type LogState } from './log-queues.ts'
 import { OpenSegments, type WalRoute } from './open-segments.ts'
 import { ReadyRotations } from './ready-rotations.ts'
-import type { SharedRotation, SharedSegment } from './rotation-manifest.ts'
+import { rotationFooter, type SharedRotation, type SharedSegment } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
 import { writeRotation } from './shared-cut.ts'
 import { sharedActiveName } from './shared-names.ts'
@@ -42,6 +44,8 @@ export interface SharedLogOptions extends LogOptions {
   nextSequence?: bigint
   /** The dataset routes its records into tables: every row appended comes with its table number. */
   route?: WalRoute
+  /** Told how many tables an eviction closed early (evictTables). */
+  onEvict?: (tables: number) => void
 }
 
 export type SharedLogState = LogState
@@ -91,6 +95,9 @@ export class SharedLog {
   readonly #positions = new Map<number, Position>()
   readonly #ready: ReadyRotations
   #sequence: bigint
+  /** The next cut's id, chosen ahead: the footers of files evicted before it name it. */
+  #cutId = randomUUID()
+  readonly #onEvict: ((tables: number) => void) | undefined
   readonly #queues: LogQueues
 
   constructor(options: SharedLogOptions) {
@@ -99,6 +106,7 @@ export class SharedLog {
     this.dir = options.dir
     this.topic = options.topic
     this.#clock = options.clock ?? performanceClock
+    this.#onEvict = options.onEvict
     this.#tables = new TableClaimBook(options.route)
     this.#queues = new LogQueues(options.dir, { topic: options.topic })
     const { route } = this.#tables
@@ -132,6 +140,10 @@ export class SharedLog {
   }
   get bufferedHeldBytes(): number {
     return this.#segments.bufferedHeldBytes
+  }
+  /** Files of evicted tables waiting for the next cut. */
+  get evictedSegmentCount(): number {
+    return this.#segments.evicted.length
   }
   get readySegmentCount(): number {
     return this.#ready.list.reduce((count, rotation) => count + rotation.segments.length, 0)
@@ -213,12 +225,33 @@ export class SharedLog {
   }
 
   /**
-   * The first of the size, age, open-segment or open-table triggers the open segments meet now,
-   * if any. 'tables' (more tables open than route.maxOpenTables) is a full cut, never the eviction
-   * of one table (table-claims.ts says why).
+   * The first of the size, age, open-segment or evicted-file triggers the open segments meet now,
+   * if any. 'tables': the files of evicted tables waiting for the cut reached the open segments'
+   * limit.
    */
   rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
     return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
+  }
+
+  /** More tables have open segments than the route allows: evictTables() is due. */
+  get evictionDue(): boolean {
+    const route = this.#tables.route
+    return route !== undefined && this.#queues.state === 'open' && this.#segments.tableCount > route.maxOpenTables
+  }
+
+  /**
+   * Closes the open segments of the least recently used tables until the route's maxOpenTables
+   * are open; their files join the next cut (open-segments.ts). Returns how many tables it evicted.
+   */
+  evictTables(): Promise<number> {
+    return this.#queues.write(async () => {
+      const id = this.#cutId
+      const evicted = await this.#queues.guard(() =>
+        this.#segments.evict((table) => rotationFooter(id, undefined, table)),
+      )
+      if (evicted > 0) this.#onEvict?.(evicted)
+      return evicted
+    })
   }
 
   /** Rotates every open segment at once; undefined when no partition moved since the last cut. */
@@ -346,10 +379,11 @@ export class SharedLog {
     const rotation = await this.#queues.guard(() => {
       // inside the guard: a claim found empty fails the log, and discardOpen re-reads the cut's rows
       const tables = this.#tables.claims(routed)
-      const cut = { id: randomUUID(), sequence: this.#sequence, reason, ranges, ...(tables ? { tables } : {}) }
-      return writeRotation(this.#segments.context, segments, cut)
+      const cut = { id: this.#cutId, sequence: this.#sequence, reason, ranges, ...(tables ? { tables } : {}) }
+      return writeRotation(this.#segments.context, segments, cut, this.#segments.evicted)
     })
     this.#sequence += 1n
+    this.#cutId = randomUUID()
     for (const position of this.#positions.values()) {
       position.start = position.end
       position.tables?.written.clear()

@@ -185,32 +185,6 @@ describe('a routed shared WAL', () => {
     await log.close()
   })
 
-  test('more tables open than the route allows make a full cut due', async (t) => {
-    const names = ['ns.a', 'ns.b']
-    const log = routedLog(await temporaryDirectory(t), names, {
-      route: { names, maxOpenTables: 2 },
-      limits: { maxOpenSegments: 1000 },
-    })
-    log.read(1, 0n)
-    log.read(2, 0n)
-    await log.append(1, events(0, 4), 4n, [0, 1, 0, 1])
-    assert.equal(log.rotationDue(), undefined)
-    names.push('ns.c') // a record names a new table after the log was made
-    await log.append(2, events(4, 1, 1, 1), 1n, [2])
-    assert.equal(log.openTableCount, 3)
-    assert.equal(log.rotationDue(), 'tables')
-    const rotation = await log.cut('tables')
-    assert.equal(rotation?.reason, 'tables')
-    assert.deepEqual(
-      rotation?.tables?.map(({ table }) => table),
-      ['ns.a', 'ns.b', 'ns.c'],
-    )
-    assert.equal(log.openSegmentCount, 0, 'every table rotated, not one')
-    assert.equal(log.openTableCount, 0)
-    assert.equal(log.rotationDue(), undefined)
-    await log.close()
-  })
-
   test('a routed log refuses rows without tables, and an unrouted one refuses tables and floors', async (t) => {
     const routed = routedLog(await temporaryDirectory(t), ['ns.a'])
     routed.read(1, 0n)

@@ -6,13 +6,11 @@
 // they reached the WAL (the table holds them), so the claim starts where the table's rows resume.
 // A table with no rows of the partition since the last cut claims nothing of it.
 //
-// Every cut takes every table, also when more tables are open than the route allows (the
-// 'tables' trigger). M5's eviction of one table alone is not built: a cut of one table would end
-// that table's segments mid-range of each partition, so a rotation would no longer be the one
-// every-table cut that S1 of the shared segments rests on (each range held whole by its
-// rotation's files), and the ledger's read range would need a chain start per (table, partition).
-// The full cut keeps both, at the cost of closing the other tables' small files early; and the
-// cut's range of a partition stays its read range for the ledger, before which no claim starts.
+// Every cut takes every table. A table evicted past the route's maxOpenTables (open-segments.ts)
+// has files closed before the cut, and they join it: its claim is the same as if it had stayed
+// open, so a rotation stays the one every-table cut that S1 of the shared segments rests on (each
+// range held whole by its rotation's files), and the cut's range of a partition stays its read
+// range for the ledger, before which no claim starts.
 import { FloeError } from '../../shared/index.ts'
 import { configInvalid } from './log-options.ts'
 import type { WalRoute } from './open-segments.ts'

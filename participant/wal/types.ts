@@ -4,8 +4,8 @@ import type { BloomFilterLocation } from '../../shared/parquet/index.ts'
 
 /**
  * Why a rotation happened. The log itself reports size, age, segments and tables (rotationDue);
- * the caller rotates for the rest. 'tables' is a routed shared log holding open segments of more
- * tables than its route allows. 'recovered' marks files kept from before a restart; 'resync' closes the
+ * the caller rotates for the rest. 'tables' is a routed shared log holding as many files of
+ * evicted tables, waiting for the cut, as the open segments' limit. 'recovered' marks files kept from before a restart; 'resync' closes the
  * open segments before the partition is positioned again from the table (recovery then keeps them
  * if they start at its offset). 'schema' closes segments written under a schema the table has
  * widened for the records that follow (a dataset that infers its columns).

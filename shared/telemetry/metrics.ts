@@ -117,6 +117,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       labelNames: ['dataset', 'reason'],
       registers,
     }),
+    tableEvictions: new Counter({
+      name: 'floe_table_evictions_total',
+      help: "Tables whose open segments a routed worker closed early, least recently used first, to keep within the route's maxOpenTables",
+      labelNames: ['dataset'],
+      registers,
+    }),
     schemaChanges: new Counter({
       name: 'floe_schema_changes_total',
       help: 'Schema changes this worker committed for fields records brought (a dataset that infers its columns)',

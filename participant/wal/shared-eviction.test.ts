@@ -1,0 +1,184 @@
+// A routed shared WAL past its route's maxOpenTables: asked to evict, it closes the least recently
+// used tables' segments early, and they wait for the cut, which takes them with the open ones under unchanged claims;
+// evicted files count toward the age trigger and, past the open segments' limit, make the cut
+// due; a discarded or crashed log keeps none of them.
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { describe, test } from 'node:test'
+import { parquetMetadata } from 'hyparquet'
+import type { StructValue } from '../../shared/iceberg/index.ts'
+import { openDataFileReader } from '../../shared/parquet/index.ts'
+import { decodeRotationManifest, decodeSharedSidecar, type SharedRotation } from './rotation-manifest.ts'
+import { SharedLog, type SharedLogOptions } from './shared-log.ts'
+import { recoverSharedLog } from './shared-recovery.ts'
+import { daysAndCountries, eventSchema, events, SettableClock, temporaryDirectory } from './test-support.ts'
+
+const topic = 'orders'
+
+interface Evicting {
+  log: SharedLog
+  names: string[]
+  clock: SettableClock
+  /** What each onEvict call said. */
+  evictions: number[]
+}
+
+function evictingLog(dir: string, maxOpenTables: number, options: Partial<SharedLogOptions> = {}): Evicting {
+  const names = ['ns.a', 'ns.b', 'ns.c', 'ns.d']
+  const clock = new SettableClock()
+  const evictions: number[] = []
+  const log = new SharedLog({
+    dir,
+    topic,
+    schema: eventSchema,
+    spec: daysAndCountries,
+    clock,
+    route: { names, maxOpenTables },
+    onEvict: (tables) => evictions.push(tables),
+    ...options,
+  })
+  return { log, names, clock, evictions }
+}
+
+/** `count` events from `from`, all of one table, in one day and country (one Iceberg partition). */
+const rowsOf = (from: number, count: number) => events(from, count, 1, 1)
+const all = (table: number, rows: readonly StructValue[]) => rows.map(() => table)
+
+/** A rotation's files' tables with their row counts, sorted. */
+const filesOf = (rotation: SharedRotation | undefined) =>
+  (rotation?.segments ?? []).map((segment) => [segment.table, Number(segment.dataFile.recordCount)]).sort()
+
+async function footerOf(path: string): Promise<Map<string, string | undefined>> {
+  const bytes = await readFile(path)
+  const footer = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
+  return new Map(footer.key_value_metadata?.map(({ key, value }) => [key, value]))
+}
+
+describe('a routed shared WAL evicting tables', () => {
+  test('the least recently used table is closed early and its file joins the cut, claims unchanged', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const { log, evictions } = evictingLog(dir, 2)
+    log.read(1, 0n)
+    log.read(2, 100n)
+    await log.append(1, rowsOf(0, 3), 3n, all(0, rowsOf(0, 3))) // a
+    await log.append(1, rowsOf(3, 2), 5n, all(1, rowsOf(3, 2))) // b
+    await log.append(1, rowsOf(5, 1), 6n, all(0, rowsOf(5, 1))) // a again: b is the least recent
+    assert.equal(log.evictionDue, false)
+    assert.equal(await log.evictTables(), 0)
+    await log.append(2, rowsOf(6, 4), 104n, all(2, rowsOf(6, 4))) // c: three open, one too many
+    assert.equal(log.evictionDue, true)
+    assert.equal(await log.evictTables(), 1)
+    assert.deepEqual(evictions, [1])
+    assert.equal(log.evictionDue, false)
+    assert.equal(log.openTableCount, 2)
+    assert.equal(log.evictedSegmentCount, 1, "b's one file waits for the cut")
+    // b comes back (a new file) and a, now the least recent, goes
+    await log.append(2, rowsOf(10, 2), 106n, all(1, rowsOf(10, 2)))
+    await log.evictTables()
+    assert.deepEqual(evictions, [1, 1])
+    assert.equal(log.evictedSegmentCount, 2)
+    assert.equal(log.rotationDue(), undefined, 'two evicted files are below the open segments limit')
+
+    const rotation = await log.cut('commit')
+    assert.ok(rotation)
+    assert.deepEqual(filesOf(rotation), [
+      ['ns.a', 4],
+      ['ns.b', 2],
+      ['ns.b', 2],
+      ['ns.c', 4],
+    ])
+    assert.deepEqual(
+      (rotation.tables ?? []).flatMap(({ table, claims }) => claims.map((c) => [table, c.partition, c.start, c.end])),
+      [
+        ['ns.a', 1, 0n, 6n],
+        ['ns.b', 1, 0n, 6n],
+        ['ns.b', 2, 100n, 106n],
+        ['ns.c', 2, 100n, 106n],
+      ],
+      'a table evicted is claimed as if it had stayed open',
+    )
+    assert.equal(log.evictedSegmentCount, 0)
+    assert.equal(log.openSegmentCount, 0)
+    const manifest = decodeRotationManifest(await readFile(rotation.manifestPath, 'utf8'))
+    assert.deepEqual([...manifest.files].sort(), rotation.segments.map((segment) => segment.uuid).sort())
+    for (const segment of rotation.segments) {
+      const { segment: sidecar } = decodeSharedSidecar(await readFile(segment.jsonPath, 'utf8'))
+      assert.equal(sidecar.rotation, rotation.id)
+      assert.equal(sidecar.table, segment.table)
+      const bytes = await readFile(segment.localPath)
+      const reader = openDataFileReader(bytes, eventSchema, segment.localPath)
+      let rows = 0
+      for (let group = 0; group < reader.rowGroupCount; group++) rows += (await reader.readRowGroup(group)).length
+      assert.equal(BigInt(rows), segment.dataFile.recordCount)
+      const footer = await footerOf(segment.localPath)
+      assert.equal(footer.get('floe.rotation'), rotation.id, 'an evicted file names the cut it joined')
+      assert.equal(footer.get('floe.table'), segment.table)
+    }
+    const withoutRanges = await Promise.all(
+      rotation.segments.map(async (segment) => (await footerOf(segment.localPath)).has('floe.ranges')),
+    )
+    assert.equal(withoutRanges.filter((has) => !has).length, 2, 'the two evicted files say no ranges')
+    await log.close()
+  })
+
+  test('evicted files reaching the open segments limit make the cut due; their age counts', async (t) => {
+    const { log, clock } = evictingLog(await temporaryDirectory(t), 1, {
+      limits: { maxOpenSegments: 3, maxFileAgeMs: 1000 },
+    })
+    const opened = clock.time
+    log.read(1, 0n)
+    await log.append(1, rowsOf(0, 1), 1n, [0])
+    clock.time = opened + 600
+    await log.append(1, rowsOf(1, 1), 2n, [1])
+    await log.evictTables() // a, opened at 0
+    assert.equal(log.rotationDue(), undefined)
+    clock.time = opened + 1000
+    assert.equal(log.rotationDue(), 'age', "the evicted file's first row is 1,000 ms old")
+    clock.time = opened
+    await log.append(1, rowsOf(2, 1), 3n, [2])
+    await log.evictTables()
+    assert.equal(log.evictedSegmentCount, 2)
+    assert.equal(log.rotationDue(), undefined)
+    await log.append(1, rowsOf(3, 1), 4n, [3])
+    await log.evictTables()
+    assert.equal(log.evictedSegmentCount, 3)
+    assert.equal(log.rotationDue(), 'tables')
+    const rotation = await log.cut('tables')
+    assert.equal(rotation?.segments.length, 4)
+    assert.equal(log.rotationDue(), undefined)
+    await log.close()
+  })
+
+  test('a discarded log and a crashed one keep no evicted file', async (t) => {
+    const dir = join(await temporaryDirectory(t), 'shared')
+    const { log } = evictingLog(dir, 1)
+    log.read(1, 0n)
+    await log.append(1, rowsOf(0, 2), 2n, [0, 0])
+    const kept = await log.cut('commit')
+    await log.append(1, rowsOf(2, 1), 3n, [1])
+    await log.append(1, rowsOf(3, 1), 4n, [2])
+    await log.evictTables() // b
+    assert.equal(log.evictedSegmentCount, 1)
+    assert.deepEqual(await log.discardOpen(), new Map([[1, 2n]]))
+    assert.equal(log.evictedSegmentCount, 0)
+    await log.append(1, rowsOf(2, 1), 3n, [3])
+    const after = await log.cut('commit')
+    assert.deepEqual(filesOf(after), [['ns.d', 1]], 'the discarded evicted file is in no cut')
+
+    // evicted, then the process ends before the cut
+    await log.append(1, rowsOf(3, 1), 4n, [0])
+    await log.append(1, rowsOf(4, 1), 5n, [1])
+    await log.evictTables()
+    assert.equal(log.evictedSegmentCount, 1)
+    await log.close()
+    const recovered = await recoverSharedLog(dir, { topic, tableOffsets: new Map([[1, 0n]]), assigned: [1] })
+    assert.deepEqual(
+      recovered.rotations.map((rotation) => rotation.id),
+      [kept?.id, after?.id],
+    )
+    const deleted = recovered.deleted.filter((deletion) => deletion.reason === 'active').map((d) => basename(d.file))
+    assert.equal(deleted.length, 1, 'the evicted file (closing the log removed the open one)')
+    assert.equal(recovered.next.get(1), 3n, 'read again from the last cut')
+  })
+})
