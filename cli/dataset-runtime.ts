@@ -14,7 +14,7 @@ import {
 } from '../participant/index.ts'
 import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import type { ControlMessage } from '../protocol/index.ts'
-import type { Catalog } from '../shared/catalog/index.ts'
+import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
@@ -25,7 +25,7 @@ import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { answerWithin, datasetGroup, storageOf } from './servers.ts'
-import { ensureDatasetTable, RoutedTables, tableIdentifier, widenTable } from './tables.ts'
+import { ensureDatasetTable, RoutedTables, routedTablesOf, tableIdentifier, widenTable } from './tables.ts'
 import { withVendedCredentials } from './vended-credentials.ts'
 
 export interface DatasetRuntime {
@@ -195,7 +195,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     rebalance: (reason) => participant.rebalance(reason),
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     onFatal: fatal,
-    ...maintenanceOf(config, dataset),
+    ...maintenanceOf(config, dataset, () => routedTablesOf(catalog, dataset, group)),
   })
   // In topic order within the dataset; another dataset's queue runs beside it.
   let tail: Promise<void> = Promise.resolve()
@@ -247,11 +247,17 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
  * volume, not in the system's temporary directory: the volume is sized for files of the target size
  * (the manifests give /tmp 256 MiB), and its disk watermark then counts them.
  */
-function maintenanceOf(config: FloeConfig, dataset: DatasetConfig): Pick<DatasetCoordinatorOptions, 'maintenance'> {
+function maintenanceOf(
+  config: FloeConfig,
+  dataset: DatasetConfig,
+  routedTables: () => Promise<TableIdentifier[]>,
+): Pick<DatasetCoordinatorOptions, 'maintenance'> {
   const settings = config.maintenance
   if (!settings.enabled) return {}
   return {
     maintenance: {
+      // a routed dataset's tables are maintained after its ledger, in the same run
+      ...(dataset.route === undefined ? {} : { routedTables }),
       intervalMs: settings.intervalMinutes * 60_000,
       policy: maintenancePolicyOf(settings),
       workDirectory: join(config.ingestion.wal.dir, dataset.name, 'maintenance'),

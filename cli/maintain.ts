@@ -8,23 +8,27 @@
 // are deleted; a bloom-filter sidecar stays while its data file is referenced. Safe beside running
 // workers: every step asserts `main` and plans again when a round commits in between, and an
 // upload awaiting its round's commit is younger than the orphan age. Progress goes to stderr as it
-// happens, one line per dataset and step to stdout at the end.
+// happens, one line per dataset and step to stdout at the end. A routed dataset's tables (those
+// its route made and committed to, routedTablesOf) are maintained after its ledger, the same way,
+// with one line per table and step; one failing is reported and the others go on.
 import { parseArgs } from 'node:util'
 import { bloomSidecarLocation } from '../participant/upload/index.ts'
-import { openCatalog } from '../shared/catalog/index.ts'
+import { formatTableIdentifier, openCatalog } from '../shared/catalog/index.ts'
 import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
 import {
   type CompactionProgress,
   type CompactResult,
   type ExpireResult,
+  type MaintenanceReport,
   maintainTable,
+  maintainTables,
   maintenancePolicyOf,
   type OrphanResult,
 } from '../shared/iceberg/maintenance/index.ts'
 import { isFloeError } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
-import { catalogConfigOf, configFor, type Output, reach, reasonOf, storageOf } from './servers.ts'
-import { tableIdentifier } from './tables.ts'
+import { catalogConfigOf, configFor, datasetGroup, type Output, reach, reasonOf, storageOf } from './servers.ts'
+import { routedTablesOf, tableIdentifier } from './tables.ts'
 
 export interface MaintainArguments {
   configPath: string | undefined
@@ -82,7 +86,10 @@ export async function runMaintain(args: MaintainArguments | { error: string }, i
     const progress = (step: CompactionProgress) =>
       stderr.write(`floe maintain: dataset ${dataset.name}: ${describeProgress(step)}\n`)
     try {
-      stdout.write(`${await maintain(config, dataset, args.dryRun, io.timeoutMs ?? 30_000, progress)}\n`)
+      const done = await maintain(config, dataset, args.dryRun, io.timeoutMs ?? 30_000, progress)
+      stdout.write(`${done.lines.join('\n')}\n`)
+      for (const failure of done.failed) stderr.write(`floe maintain: dataset ${dataset.name}: ${failure}\n`)
+      if (done.failed.length > 0) code = 1
     } catch (error) {
       stderr.write(`floe maintain: dataset ${dataset.name}: ${isFloeError(error) ? error.message : reasonOf(error)}\n`)
       code = 1
@@ -97,7 +104,7 @@ async function maintain(
   dryRun: boolean,
   timeoutMs: number,
   onProgress: (step: CompactionProgress) => void,
-): Promise<string> {
+): Promise<{ lines: string[]; failed: string[] }> {
   const storage = storageOf(config, dataset)
   const catalogName = `catalog ${catalogLabel(config.catalog)}`
   const catalog = await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () =>
@@ -106,24 +113,40 @@ async function maintain(
   try {
     const table = tableIdentifier(dataset)
     if (!(await reach(catalogName, 'CATALOG_UNAVAILABLE', timeoutMs, () => catalog.tableExists(table)))) {
-      return `dataset ${dataset.name}: table ${dataset.table} does not exist yet, nothing to maintain`
+      return {
+        lines: [`dataset ${dataset.name}: table ${dataset.table} does not exist yet, nothing to maintain`],
+        failed: [],
+      }
     }
-    const report = await maintainTable({
+    const request = {
       catalog,
       storage,
-      table,
       policy: maintenancePolicyOf(config.maintenance),
       keep: markerSnapshots,
       dryRun,
       onProgress,
       // Iceberg's metadata does not name a data file's sidecar; it goes once its file is unreferenced.
-      companionsOf: (location) => [bloomSidecarLocation(location)],
+      companionsOf: (location: string) => [bloomSidecarLocation(location)],
+    }
+    const describe = (name: string, report: MaintenanceReport) => [
+      describeCompaction(dataset, report.compaction, dryRun, name),
+      describeExpiry(dataset, report.expiry, dryRun, name),
+      describeOrphans(dataset, report.orphans, dryRun, config.maintenance.orphanAgeHours, name),
+    ]
+    const lines = describe(dataset.table, await maintainTable({ ...request, table }))
+    if (dataset.route === undefined) return { lines, failed: [] }
+    const tables = await routedTablesOf(catalog, dataset, datasetGroup(config, dataset.name))
+    const routed = await maintainTables(request, tables, {
+      onTable: (one, report) => lines.push(...describe(formatTableIdentifier(one), report)),
     })
-    return [
-      describeCompaction(dataset, report.compaction, dryRun),
-      describeExpiry(dataset, report.expiry, dryRun),
-      describeOrphans(dataset, report.orphans, dryRun, config.maintenance.orphanAgeHours),
-    ].join('\n')
+    const failed = routed.failed.map(
+      ({ table: one, error }) =>
+        `table ${formatTableIdentifier(one)}: ${isFloeError(error) ? error.message : reasonOf(error)}`,
+    )
+    lines.push(
+      `dataset ${dataset.name}: ${routed.tables - failed.length} of ${routed.tables} routed table(s) maintained`,
+    )
+    return { lines, failed }
   } finally {
     await catalog.close().catch(() => {})
   }
@@ -141,8 +164,13 @@ function describeProgress(step: CompactionProgress): string {
 }
 
 /** The compaction's line: files rewritten and written, and the table's live files before and after. */
-export function describeCompaction(dataset: DatasetConfig, result: CompactResult, dryRun: boolean): string {
-  const head = `dataset ${dataset.name} (table ${dataset.table}):`
+export function describeCompaction(
+  dataset: DatasetConfig,
+  result: CompactResult,
+  dryRun: boolean,
+  table = dataset.table,
+): string {
+  const head = `dataset ${dataset.name} (table ${table}):`
   const skipped = result.skipped.map(
     (s) => `; skipped ${s.partition === '*' ? 'all' : `partition ${s.partition}`}: ${s.reason}`,
   )
@@ -155,9 +183,14 @@ export function describeCompaction(dataset: DatasetConfig, result: CompactResult
 }
 
 /** One line per dataset: the snapshots before and after, and the files deleted. */
-export function describeExpiry(dataset: DatasetConfig, result: ExpireResult, dryRun: boolean): string {
+export function describeExpiry(
+  dataset: DatasetConfig,
+  result: ExpireResult,
+  dryRun: boolean,
+  table = dataset.table,
+): string {
   const { files } = result
-  const head = `dataset ${dataset.name} (table ${dataset.table}):`
+  const head = `dataset ${dataset.name} (table ${table}):`
   if (result.expired.length === 0) return `${head} ${result.snapshotsBefore} snapshot(s), none to expire`
   const deleted =
     `${files.manifestLists.length} manifest list(s), ${files.manifests.length} manifest(s), ` +
@@ -175,8 +208,9 @@ export function describeOrphans(
   result: OrphanResult,
   dryRun: boolean,
   ageHours: number,
+  table = dataset.table,
 ): string {
-  const head = `dataset ${dataset.name} (table ${dataset.table}): orphans:`
+  const head = `dataset ${dataset.name} (table ${table}): orphans:`
   const counts = `(of ${result.listed} listed, ${result.referenced} referenced, ${result.young} younger than ${ageHours} h kept)`
   const found = result.orphans.length
   const bytes = `${result.orphanBytes} bytes`

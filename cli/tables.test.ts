@@ -3,11 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type Catalog, SqlCatalog } from '../shared/catalog/index.ts'
+import { type Catalog, formatTableIdentifier, parseTableIdentifier, SqlCatalog } from '../shared/catalog/index.ts'
 import { parseConfig } from '../shared/config/index.ts'
+import type { Schema } from '../shared/iceberg/index.ts'
 import { FloeError } from '../shared/index.ts'
+import { offsetsKey } from '../shared/progress/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
-import { ensureDatasetTable, RoutedTables } from './tables.ts'
+import { ensureDatasetTable, RoutedTables, routedTablesOf } from './tables.ts'
 
 const dataset = (table: string) =>
   parseConfig(
@@ -68,6 +70,7 @@ function losingCatalog(
       return inner.createNamespace(namespace, properties)
     },
     namespaceExists: (namespace) => inner.namespaceExists(namespace),
+    listTables: (namespace) => inner.listTables(namespace),
     async createTable(identifier, schema, spec, createOptions) {
       creates.push(`table ${identifier.name}`)
       if (failures-- > 0) {
@@ -158,6 +161,53 @@ describe('making a dataset table ready', () => {
       loaded.metadata.schemas[0]?.fields.map((f) => f.name),
       ['id'],
     )
+  })
+
+  test("maintenance finds a route's tables: those it can name that hold the dataset's marker", async () => {
+    const [routed] = parseConfig(
+      JSON.stringify({
+        kafka: { brokers: ['127.0.0.1:9092'] },
+        catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
+        ingestion: { wal: { dir: '/tmp/unused' } },
+        datasets: [
+          {
+            name: 'events',
+            topic: 'events',
+            table: 'maint.events',
+            customMapping: { id: 'id', kind: 'kind' },
+            schema: { id: 'string', kind: 'string' },
+            badRecords: 'skip',
+            route: { field: 'kind', table: 'maint.events_{value}', fallback: 'spare.rest' },
+          },
+        ],
+      }),
+      'floe.yaml',
+      {},
+    ).datasets
+    assert.ok(routed)
+    const schema: Schema = {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [{ id: 1, name: 'id', required: false, type: 'string' }],
+    }
+    const made = async (name: string, group?: string) => {
+      const table = parseTableIdentifier(name)
+      await sql.createNamespace(table.namespace)
+      await sql.createTable(table, schema, { fields: [] })
+      if (group === undefined) return
+      const marker = { action: 'set-properties' as const, updates: { [offsetsKey(group)]: '{"events":{"0":1}}' } }
+      await sql.commitTable(table, [], [marker])
+    }
+    await made('maint.events', 'g') // the ledger
+    await made('maint.events_eu', 'g')
+    await made('maint.events_us', 'another-group')
+    await made('maint.events_apac') // made on first use, never committed to
+    await made('maint.orders_eu', 'g')
+    await made('maint.events_EU_x', 'g')
+    await made('spare.rest', 'g')
+    const found = await routedTablesOf(sql, routed, 'g')
+    assert.deepEqual(found.map(formatTableIdentifier), ['maint.events_eu', 'spare.rest'])
+    assert.deepEqual(await routedTablesOf(sql, dataset('plain.events'), 'g'), [], 'an unrouted dataset has none')
   })
 
   test('does not try again what the catalog refused (a 4xx)', async () => {

@@ -8,8 +8,8 @@
 // a duplicate key in iceberg_namespace_properties), so after a failed creation the worker looks
 // whether the namespace or table is there now, and only tries again, a few times, if it is not.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Catalog, LoadedTable, TableIdentifier } from '../shared/catalog/index.ts'
-import type { DatasetConfig } from '../shared/config/index.ts'
+import { type Catalog, formatTableIdentifier, type LoadedTable, type TableIdentifier } from '../shared/catalog/index.ts'
+import { type DatasetConfig, routeCanName, routeNamespaces } from '../shared/config/index.ts'
 import type { NestedField } from '../shared/iceberg/index.ts'
 import {
   canPromote,
@@ -23,6 +23,7 @@ import {
   widenFields,
 } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
+import { findProgress } from '../shared/progress/index.ts'
 
 export function tableIdentifier(dataset: DatasetConfig): TableIdentifier {
   return { namespace: dataset.namespace, name: dataset.tableName }
@@ -105,6 +106,39 @@ export async function ensureDatasetTable(
 export function routedDataset(dataset: DatasetConfig, table: string): DatasetConfig {
   const parts = table.split('.')
   return { ...dataset, table, namespace: parts.slice(0, -1), tableName: parts.at(-1) ?? table, route: undefined }
+}
+
+/**
+ * The tables a routed dataset has written to: those of its route's namespaces that the route can
+ * name (routeCanName) and that hold a progress marker of the dataset's group, sorted by name.
+ * What maintenance works on beside the ledger: a table made on first use and not yet committed
+ * to holds nothing to maintain, and a table of a like name Floe never wrote is not Floe's to
+ * compact or expire. One catalog read per candidate, so it is asked once per maintenance run.
+ */
+export async function routedTablesOf(
+  catalog: Catalog,
+  dataset: DatasetConfig,
+  group: string,
+): Promise<TableIdentifier[]> {
+  const route = dataset.route
+  if (route === undefined) return []
+  const found: TableIdentifier[] = []
+  for (const namespace of routeNamespaces(route)) {
+    for (const table of await catalog.listTables(namespace.split('.'))) {
+      if (!routeCanName(route, dataset.table, formatTableIdentifier(table))) continue
+      const loaded = await catalog.loadTable(table).catch((error: unknown) => {
+        // dropped since the listing
+        if (isFloeError(error, 'CATALOG_NOT_FOUND')) return undefined
+        throw error
+      })
+      if (loaded && findProgress(loaded.metadata, group).source.kind !== 'none') found.push(table)
+    }
+  }
+  return found.sort((a, b) => compareText(formatTableIdentifier(a), formatTableIdentifier(b)))
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 /**

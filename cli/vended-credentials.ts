@@ -26,6 +26,7 @@ export function withVendedCredentials(catalog: Catalog, table: TableIdentifier, 
       take(identifier, await catalog.createTable(identifier, schema, spec, options)),
     loadTable: async (identifier) => take(identifier, await catalog.loadTable(identifier)),
     tableExists: (identifier) => catalog.tableExists(identifier),
+    listTables: (namespace) => catalog.listTables(namespace),
     commitTable: (identifier, requirements, updates) => catalog.commitTable(identifier, requirements, updates),
     dropTable: (identifier, options) => catalog.dropTable(identifier, options),
     // The worker's catalog is shared by its datasets: the worker closes it, not a dataset.

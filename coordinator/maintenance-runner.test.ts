@@ -405,4 +405,66 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
       'the gauges read the table after the run (no snapshot yet: no files)',
     )
   })
+
+  test("a routed dataset's run maintains the ledger, then every routed table; one failing fails the run once all are done", async () => {
+    const metrics = createMetrics({ defaultMetrics: false })
+    const maintained: string[] = []
+    const lines: { level: string; fields: Record<string, unknown>; message: string }[] = []
+    const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
+      lines.push({ level, fields, message })
+    let now = 5_000
+    let failing: string | undefined
+    const runner = tableMaintenance({
+      dataset: 'events',
+      catalog,
+      storage,
+      table,
+      intervalMs: 1_000,
+      policy: {
+        compaction: { targetFileSizeBytes: 1024, minInputFiles: 2 },
+        retention: { maxSnapshotAgeMs: 1, minSnapshotsToKeep: 1 },
+        orphanAgeMs: 1,
+      },
+      gauges: new TableGauges(metrics, 'events'),
+      logger: { info: line('info'), warn: line('warn'), error: line('error') },
+      metrics,
+      now: () => now,
+      routedTables: async () =>
+        ['analytics.events_a', 'analytics.events_b', 'analytics.events_c'].map(parseTableIdentifier),
+      maintain: async (request) => {
+        const name = [...request.table.namespace, request.table.name].join('.')
+        maintained.push(name)
+        if (name === failing) throw new FloeError('CATALOG_UNAVAILABLE', 'the catalog did not answer')
+        return report({ durationMs: 100 })
+      },
+    })
+    runner.started()
+    now = 6_000
+    assert.equal(await runner.roundCompleted(), 'ok')
+    assert.deepEqual(maintained, ['maint.events', 'analytics.events_a', 'analytics.events_b', 'analytics.events_c'])
+    const finished = lines.find((l) => l.message === 'maintenance run finished')
+    assert.ok(finished)
+    assert.equal(finished.fields.tables, 4)
+    assert.equal((finished.fields.compaction as { filesRewritten: number }).filesRewritten, 48, 'four tables added up')
+    assert.equal(finished.fields.durationMs, 400)
+
+    maintained.length = 0
+    failing = 'analytics.events_b'
+    now = 8_000
+    assert.equal(await runner.roundCompleted(), 'failed')
+    assert.deepEqual(maintained, ['maint.events', 'analytics.events_a', 'analytics.events_b', 'analytics.events_c'])
+    const warned = lines.find((l) => l.message === 'maintenance of a routed table failed')
+    assert.deepEqual(warned?.fields, {
+      dataset: 'events',
+      table: 'analytics.events_b',
+      code: 'CATALOG_UNAVAILABLE',
+      error: 'the catalog did not answer',
+    })
+    const failed = lines.find((l) => l.message === 'maintenance run failed')
+    assert.equal(failed?.fields.code, 'CATALOG_UNAVAILABLE')
+    assert.match(
+      String(failed?.fields.error),
+      /1 of 3 routed tables \(the first, analytics\.events_b: the catalog did not answer\)/,
+    )
+  })
 })

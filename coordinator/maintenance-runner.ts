@@ -8,14 +8,16 @@
 // stops the coordinator or the worker, because ingest does not need it.
 import { rm } from 'node:fs/promises'
 import type { ControlLogger } from '../protocol/index.ts'
-import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
+import { type Catalog, formatTableIdentifier, type TableIdentifier } from '../shared/catalog/index.ts'
 import {
   type MaintainRequest,
   type MaintenancePolicy,
   type MaintenanceReport,
   maintainTable,
+  maintainTables,
+  sumReports,
 } from '../shared/iceberg/maintenance/index.ts'
-import { isFloeError, messageOf } from '../shared/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics } from '../shared/telemetry/index.ts'
@@ -173,6 +175,7 @@ export function maintenanceFields(dataset: string, report: MaintenanceReport): R
   const deleted = expiry.files
   return {
     dataset,
+    ...(report.tables === undefined ? {} : { tables: report.tables }),
     durationMs: Math.round(report.durationMs),
     compaction: {
       filesBefore: compaction.filesBefore,
@@ -218,6 +221,11 @@ export interface CoordinatorMaintenance {
   companionsOf?: (location: string) => readonly string[]
   /** maintainTable, unless a test gives another. */
   maintain?: (request: MaintainRequest) => Promise<MaintenanceReport>
+  /**
+   * A routed dataset: the tables its route made, looked up at each run. Each is maintained after
+   * the ledger, as the ledger is; one failing fails the run once the others are done.
+   */
+  routedTables?: () => Promise<TableIdentifier[]>
 }
 
 export interface TableMaintenanceOptions extends CoordinatorMaintenance {
@@ -245,18 +253,40 @@ export function tableMaintenance(options: TableMaintenanceOptions): MaintenanceR
     run: async (signal) => {
       // What a run left there when its worker died mid-compaction; no other run uses it.
       if (workDirectory) await rm(workDirectory, { recursive: true, force: true })
-      return maintain({
+      const request = {
         catalog,
         storage,
-        table,
         policy,
-        // Progress stays where Floe's own snapshots put it (docs/design.md invariant 8).
+        // Progress stays where Floe's own snapshots put it (docs/design.md invariant 8); a routed
+        // table's marker is kept the same way.
         keep: markerSnapshots,
         signal,
         ...(workDirectory ? { workDirectory } : {}),
         ...(companionsOf ? { companionsOf } : {}),
         ...(now ? { now } : {}),
-      })
+      }
+      const ledger = await maintain({ ...request, table })
+      if (!options.routedTables) return ledger
+      const routed = await maintainTables(request, await options.routedTables(), { maintain })
+      for (const { table: failed, error } of routed.failed) {
+        options.logger.warn(
+          {
+            dataset: options.dataset,
+            table: formatTableIdentifier(failed),
+            code: isFloeError(error) ? error.code : 'INTERNAL_ERROR',
+            error: messageOf(error),
+          },
+          'maintenance of a routed table failed',
+        )
+      }
+      const first = routed.failed[0]
+      if (first) {
+        throw new FloeError(
+          isFloeError(first.error) ? first.error.code : 'INTERNAL_ERROR',
+          `maintenance failed for ${routed.failed.length} of ${routed.tables} routed tables (the first, ${formatTableIdentifier(first.table)}: ${messageOf(first.error)})`,
+        )
+      }
+      return { ...sumReports([ledger, routed.report]), tables: 1 + routed.tables }
     },
     afterRun: async () => options.gauges.set(mainSnapshot((await catalog.loadTable(table)).metadata)),
   })

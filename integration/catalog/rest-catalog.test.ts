@@ -113,6 +113,21 @@ describe('the REST catalog client on the real Iceberg REST catalog', () => {
     await assert.rejects(catalog.loadTable({ namespace, name: 'absent' }), (e) => isFloeError(e, 'CATALOG_NOT_FOUND'))
   })
 
+  test("lists a namespace's tables, sorted, and none of a namespace that does not exist", async () => {
+    const { table } = await newTable()
+    const { namespace } = table
+    const others = ['b_events', 'a_events', 'c_events'].map((name) => ({ namespace, name }))
+    made.push(...others)
+    for (const other of others) await catalog.createTable(other, schema, spec)
+    const listed = await catalog.listTables(namespace)
+    assert.deepEqual(
+      listed.map((identifier) => identifier.name),
+      ['a_events', 'b_events', 'c_events', 'events'],
+    )
+    assert.deepEqual(listed[0]?.namespace, namespace)
+    assert.deepEqual(await catalog.listTables([uniqueName('floe_rest_none')]), [])
+  })
+
   test('refuses a second create, and loads the table when asked to', async () => {
     const { table } = await newTable()
     await assert.rejects(catalog.createTable(table, schema, spec), (e) => isFloeError(e, 'CATALOG_ALREADY_EXISTS'))

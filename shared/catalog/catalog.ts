@@ -99,6 +99,8 @@ export interface Catalog {
   ): Promise<LoadedTable>
   loadTable(identifier: TableIdentifier): Promise<LoadedTable>
   tableExists(identifier: TableIdentifier): Promise<boolean>
+  /** The tables of one namespace (not of the namespaces under it), sorted by name; none if it does not exist. */
+  listTables(namespace: Namespace): Promise<TableIdentifier[]>
 
   /**
    * Applies the updates atomically if every requirement holds, and returns the table as it is

@@ -79,6 +79,26 @@ function loadedTable(body: JsonValue | undefined, what: string): LoadedTable {
   }
 }
 
+/** One page of a namespace's tables: the identifiers, and the token of the next page if there is one. */
+function listedTables(body: JsonValue | undefined, what: string): { identifiers: TableIdentifier[]; next?: string } {
+  const identifiers = isObject(body) ? body.identifiers : undefined
+  if (!Array.isArray(identifiers)) throw new FloeError('CATALOG_BAD_REQUEST', `${what}: the answer has no identifiers`)
+  const tables = identifiers.map((identifier): TableIdentifier => {
+    const namespace = isObject(identifier) ? identifier.namespace : undefined
+    const name = isObject(identifier) ? identifier.name : undefined
+    if (
+      !Array.isArray(namespace) ||
+      !namespace.every((level) => typeof level === 'string') ||
+      typeof name !== 'string'
+    ) {
+      throw new FloeError('CATALOG_BAD_REQUEST', `${what}: an identifier is not a namespace and a name`)
+    }
+    return { namespace: namespace as string[], name }
+  })
+  const next = isObject(body) ? body['next-page-token'] : undefined
+  return typeof next === 'string' && next !== '' ? { identifiers: tables, next } : { identifiers: tables }
+}
+
 /** The endpoints a server that lists none is assumed to support (the spec's default set). */
 const headEndpoints = {
   namespace: 'HEAD /v1/{prefix}/namespaces/{namespace}',
@@ -234,6 +254,21 @@ export class RestCatalog implements Catalog {
 
   tableExists(identifier: TableIdentifier): Promise<boolean> {
     return this.#exists(this.#tablePath(identifier), headEndpoints.table, `table ${formatTableIdentifier(identifier)}`)
+  }
+
+  async listTables(namespace: Namespace): Promise<TableIdentifier[]> {
+    const what = `list tables of ${namespace.join('.')}`
+    const path = `/v1${this.#namespacePath(namespace)}/tables`
+    const tables: TableIdentifier[] = []
+    // an empty page token asks a server that pages for its first page; one that does not page ignores it
+    for (let token: string | undefined = ''; token !== undefined; ) {
+      const response = await this.#http.send('GET', `${path}?pageToken=${encodeURIComponent(token)}`, 'read')
+      if (response.status === 404) return []
+      const page = listedTables(this.#expect(response, [200], 'read', what).body, what)
+      tables.push(...page.identifiers)
+      token = page.next !== undefined && page.next !== token ? page.next : undefined
+    }
+    return tables.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   }
 
   async commitTable(

@@ -165,6 +165,23 @@ describe('the SQL catalog', () => {
     assert.equal(await catalog.tableExists(missing), false)
   })
 
+  test("lists a namespace's tables sorted, not those of a namespace under it, and none of a missing one", async () => {
+    await catalog.createNamespace(['listing'])
+    await catalog.createNamespace(['listing', 'deeper'])
+    for (const name of ['listing.zeta', 'listing.alpha', 'listing.deeper.beta']) {
+      await catalog.createTable(parseTableIdentifier(name), schema, { fields: [] })
+    }
+    assert.deepEqual(await catalog.listTables(['listing']), [
+      { namespace: ['listing'], name: 'alpha' },
+      { namespace: ['listing'], name: 'zeta' },
+    ])
+    assert.deepEqual(await catalog.listTables(['listing', 'deeper']), [
+      { namespace: ['listing', 'deeper'], name: 'beta' },
+    ])
+    assert.ok((await catalog.listTables(['analytics'])).some((table) => table.name === 'events'))
+    assert.deepEqual(await catalog.listTables(['nowhere']), [])
+  })
+
   test('drops a table and purges its files', async () => {
     const doomed = parseTableIdentifier('analytics.doomed')
     await catalog.createTable(doomed, schema, { fields: [] })

@@ -264,6 +264,15 @@ export class SqlCatalog implements Catalog {
     return (await this.#pointer(identifier)) !== undefined
   }
 
+  async listTables(namespace: Namespace): Promise<TableIdentifier[]> {
+    const { rows } = await this.#run(
+      `list tables of ${namespace.join('.')}`,
+      `SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ?${this.#tableFilter()} ORDER BY table_name`,
+      [this.#options.name, namespaceText(namespace)],
+    )
+    return rows.map((row) => ({ namespace: [...namespace], name: String(row.table_name) }))
+  }
+
   async commitTable(
     identifier: TableIdentifier,
     requirements: readonly TableRequirement[],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseConfig } from './load.ts'
-import { routedTable, routeValueName } from './routes.ts'
+import { routeCanName, routedTable, routeNamespaces, routeValueName } from './routes.ts'
 import { oneDataset, refusal } from './test-support.ts'
 
 const head = `kafka:
@@ -136,4 +136,41 @@ describe('a route value as a table name', () => {
       assert.match(result.refused, reason)
     })
   }
+})
+
+describe('the tables a route can name', () => {
+  const route = { table: 'analytics.events_{value}_v1', values: undefined, fallback: 'other.events_rest' }
+  const ledger = 'analytics.events_progress_v1'
+  const cases: [string, boolean][] = [
+    ['analytics.events_eu_v1', true],
+    ['analytics.events_2024-q1_v1', true],
+    ['other.events_rest', true],
+    [ledger, false],
+    ['analytics.events__v1', false],
+    ['analytics.events_v1', false],
+    ['analytics.events_EU_v1', false],
+    ['analytics.events_a.b_v1', false],
+    ['analytics.events_eu', false],
+    ['analytics.orders_eu_v1', false],
+    ['staging.events_eu_v1', false],
+    [`analytics.events_${'x'.repeat(101)}_v1`, false],
+  ]
+  for (const [table, named] of cases) {
+    test(`${table.slice(0, 40)}: ${named ? 'named' : 'not named'}`, () => {
+      assert.equal(routeCanName(route, ledger, table), named)
+    })
+  }
+
+  test('only listed values, when the route lists them', () => {
+    const listed = { ...route, values: new Set(['eu', 'us']) }
+    assert.equal(routeCanName(listed, ledger, 'analytics.events_eu_v1'), true)
+    assert.equal(routeCanName(listed, ledger, 'analytics.events_apac_v1'), false)
+    assert.equal(routeCanName(listed, ledger, 'other.events_rest'), true)
+  })
+
+  test("in the template's namespace and the fallback's", () => {
+    assert.deepEqual(routeNamespaces(route), ['analytics', 'other'])
+    assert.deepEqual(routeNamespaces({ table: 'a.b.t_{value}', fallback: 'a.b.rest' }), ['a.b'])
+    assert.deepEqual(routeNamespaces({ table: 'a.t_{value}', fallback: undefined }), ['a'])
+  })
 })

@@ -77,6 +77,36 @@ export function routedTable(route: Pick<DatasetRoute, 'table'>, name: string): s
 }
 
 /**
+ * True if the route can send records to `table` (`namespace.name`): the template with a value in
+ * place of `{value}` that a record's value would give (one the route lists, when it lists them),
+ * or the fallback; never the ledger. What maintenance looks for among a namespace's tables.
+ */
+export function routeCanName(
+  route: Pick<DatasetRoute, 'table' | 'values' | 'fallback'>,
+  ledger: string,
+  table: string,
+): boolean {
+  if (table === ledger) return false
+  if (table === route.fallback) return true
+  const at = route.table.indexOf(ROUTE_PLACEHOLDER)
+  const prefix = route.table.slice(0, at)
+  const suffix = route.table.slice(at + ROUTE_PLACEHOLDER.length)
+  if (table.length <= prefix.length + suffix.length || !table.startsWith(prefix) || !table.endsWith(suffix))
+    return false
+  const value = table.slice(prefix.length, table.length - suffix.length)
+  const name = routeValueName(value)
+  return 'name' in name && name.name === value && (route.values === undefined || route.values.has(value))
+}
+
+/** The namespaces (`a.b`) that hold the tables a route can name: the template's and the fallback's. */
+export function routeNamespaces(route: Pick<DatasetRoute, 'table' | 'fallback'>): string[] {
+  const namespaceOf = (table: string) => table.slice(0, table.lastIndexOf('.'))
+  const namespaces = new Set([namespaceOf(route.table)])
+  if (route.fallback !== undefined) namespaces.add(namespaceOf(route.fallback))
+  return [...namespaces]
+}
+
+/**
  * The dataset's route, checked; undefined without one. With a route the dataset's `table` is its
  * ledger (the table that holds its progress and no rows), so no route may name it.
  */

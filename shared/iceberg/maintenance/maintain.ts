@@ -62,6 +62,8 @@ export interface MaintenanceReport {
   expiry: ExpireResult
   orphans: OrphanResult
   durationMs: number
+  /** How many tables the report adds up, when a run maintained several (several.ts). */
+  tables?: number
 }
 
 export async function maintainTable(request: MaintainRequest): Promise<MaintenanceReport> {
