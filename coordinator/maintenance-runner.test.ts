@@ -333,6 +333,11 @@ describe('the facts of a run', () => {
 
 describe('maintenance on a real table (the embedded SQL catalog)', () => {
   const table = parseTableIdentifier('maint.events')
+  const policy = {
+    compaction: { targetFileSizeBytes: 1024, minInputFiles: 2 },
+    retention: { maxSnapshotAgeMs: 1, minSnapshotsToKeep: 1 },
+    orphanAgeMs: 1,
+  }
   const storage = new LocalFileStorage()
   let dir: string
   let catalog: SqlCatalog
@@ -371,11 +376,7 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
       storage,
       table,
       intervalMs: 1_000,
-      policy: {
-        compaction: { targetFileSizeBytes: 1024, minInputFiles: 2 },
-        retention: { maxSnapshotAgeMs: 1, minSnapshotsToKeep: 1 },
-        orphanAgeMs: 1,
-      },
+      policy,
       workDirectory,
       companionsOf: (location) => [`${location}.bloom`],
       gauges: new TableGauges(metrics, 'events'),
@@ -420,11 +421,7 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
       storage,
       table,
       intervalMs: 1_000,
-      policy: {
-        compaction: { targetFileSizeBytes: 1024, minInputFiles: 2 },
-        retention: { maxSnapshotAgeMs: 1, minSnapshotsToKeep: 1 },
-        orphanAgeMs: 1,
-      },
+      policy,
       gauges: new TableGauges(metrics, 'events'),
       logger: { info: line('info'), warn: line('warn'), error: line('error') },
       metrics,
