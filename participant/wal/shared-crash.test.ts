@@ -16,9 +16,15 @@ import { needsPyarrow, readWithPyarrow, temporaryDirectory } from './test-suppor
 const topic = 'orders'
 const writer = join(import.meta.dirname, 'testdata', 'shared-writer.ts')
 
-async function runUntilKilled(dir: string, table: Map<number, bigint>, assigned: number[], ms: number): Promise<void> {
+async function runUntilKilled(
+  dir: string,
+  table: Map<number, bigint>,
+  assigned: number[],
+  ms: number,
+  mode: 'plain' | 'routed',
+): Promise<void> {
   const tableJson = JSON.stringify(Object.fromEntries([...table].map(([p, o]) => [p, String(o)])))
-  const child = spawn(process.execPath, [writer, dir, tableJson, JSON.stringify(assigned)], {
+  const child = spawn(process.execPath, [writer, dir, tableJson, JSON.stringify(assigned), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = once(child, 'exit')
@@ -63,43 +69,57 @@ function assertChains(
 }
 
 describe('a shared WAL killed with -9 at random moments', () => {
-  test(
-    'recovery keeps exactly the rows from the table offsets to where each partition reads on, restart after restart',
-    needsPyarrow,
-    async (t) => {
-      const dir = join(await temporaryDirectory(t), 'orders', 'shared')
-      const table = new Map([0, 1, 2, 3].map((partition) => [partition, 0n]))
-      let assigned = [0, 1, 2, 3]
-      // fixed delays: the kills fall at different points of appends and cuts without making the test flaky
-      const delays = [60, 250, 120, 400, 30, 180, 320, 90]
-      let keptSomething = false
-      for (const [restart, delay] of delays.entries()) {
-        await runUntilKilled(dir, table, assigned, delay)
-        const recovered = await recoverSharedLog(dir, { topic, tableOffsets: table, assigned })
-        assertChains(recovered.rotations, table, recovered.next)
-        const paths = recovered.rotations.flatMap((rotation) => rotation.segments.map((segment) => segment.localPath))
-        const read = paths.length === 0 ? [] : await readWithPyarrow('event_id', paths)
-        const ids = read.flatMap((file) => file.values as string[]).sort()
-        assert.deepEqual(ids, expectedIds(table, recovered.next), `restart ${restart}: rows equal the kept ranges`)
-        const owner = new Map(recovered.rotations.flatMap((r) => r.segments.map((s) => [s.localPath, r.id])))
-        for (const file of read) assert.equal(file.floeMetadata['floe.rotation'], owner.get(file.path))
-        if (recovered.rotations.length > 0) keptSomething = true
+  for (const mode of ['plain', 'routed'] as const) {
+    test(
+      `recovery keeps exactly the rows from the table offsets to where each partition reads on, restart after restart${mode === 'routed' ? ' (routed into six tables, two open, evicting)' : ''}`,
+      needsPyarrow,
+      async (t) => {
+        const dir = join(await temporaryDirectory(t), 'orders', 'shared')
+        const table = new Map([0, 1, 2, 3].map((partition) => [partition, 0n]))
+        let assigned = [0, 1, 2, 3]
+        // fixed delays: the kills fall at different points of appends and cuts without making the test flaky
+        const delays = [60, 250, 120, 400, 30, 180, 320, 90]
+        let keptSomething = false
+        for (const [restart, delay] of delays.entries()) {
+          await runUntilKilled(dir, table, assigned, delay, mode)
+          const recovered = await recoverSharedLog(dir, { topic, tableOffsets: table, assigned })
+          assertChains(recovered.rotations, table, recovered.next)
+          const paths = recovered.rotations.flatMap((rotation) => rotation.segments.map((segment) => segment.localPath))
+          const read = paths.length === 0 ? [] : await readWithPyarrow('event_id', paths)
+          const ids = read.flatMap((file) => file.values as string[]).sort()
+          assert.deepEqual(ids, expectedIds(table, recovered.next), `restart ${restart}: rows equal the kept ranges`)
+          const owner = new Map(recovered.rotations.flatMap((r) => r.segments.map((s) => [s.localPath, r.id])))
+          for (const file of read) assert.equal(file.floeMetadata['floe.rotation'], owner.get(file.path))
+          if (mode === 'routed') {
+            // each file holds its own table's rows only, and each rotation claims exactly its files' tables
+            for (const file of read) {
+              const tables = new Set((file.values as string[]).map((id) => `ns.t${(BigInt(id) % 1_000_000n) % 6n}`))
+              assert.deepEqual([...tables], [file.floeMetadata['floe.table']], `${file.path} holds one table`)
+            }
+            for (const rotation of recovered.rotations) {
+              const claimed = (rotation.tables ?? []).map(({ table: name }) => name).sort()
+              const held = [...new Set(rotation.segments.map((segment) => segment.table))].sort()
+              assert.deepEqual(held, claimed, `rotation ${rotation.sequence}: files and claims name the same tables`)
+            }
+          }
+          if (recovered.rotations.length > 0) keptSomething = true
 
-        // move the table as the fleet would between two restarts
-        const [first] = recovered.rotations
-        if (restart % 3 === 0 && first) {
-          // a commit that landed before the kill: the oldest rotation is now behind the table
-          for (const range of first.ranges) table.set(range.partition, range.end)
-        } else if (restart % 3 === 1 && first?.ranges[0]) {
-          // one stale range: its partition was committed elsewhere to inside it
-          const range = first.ranges[0]
-          if (range.end - range.start > 1n) table.set(range.partition, range.start + 1n)
-        } else if (restart % 3 === 2) {
-          // partition 3 moves away (what it read is dropped), or comes back at the table's offset
-          assigned = assigned.includes(3) ? [0, 1, 2] : [0, 1, 2, 3]
+          // move the table as the fleet would between two restarts
+          const [first] = recovered.rotations
+          if (restart % 3 === 0 && first) {
+            // a commit that landed before the kill: the oldest rotation is now behind the table
+            for (const range of first.ranges) table.set(range.partition, range.end)
+          } else if (restart % 3 === 1 && first?.ranges[0]) {
+            // one stale range: its partition was committed elsewhere to inside it
+            const range = first.ranges[0]
+            if (range.end - range.start > 1n) table.set(range.partition, range.start + 1n)
+          } else if (restart % 3 === 2) {
+            // partition 3 moves away (what it read is dropped), or comes back at the table's offset
+            assigned = assigned.includes(3) ? [0, 1, 2] : [0, 1, 2, 3]
+          }
         }
-      }
-      assert.ok(keptSomething, 'at least one restart found rotations to keep')
-    },
-  )
+        assert.ok(keptSomething, 'at least one restart found rotations to keep')
+      },
+    )
+  }
 })
