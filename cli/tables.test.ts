@@ -23,8 +23,16 @@ datasets:
     {},
   ).datasets[0]!
 
-/** A dataset of the given columns (`name: [expression, type]`), its schema evolved by the worker when `evolve`. */
-const datasetOf = (table: string, columns: Record<string, [string, string]>, evolve: boolean) =>
+/**
+ * A dataset of the given columns (`name: [expression, type]`), its schema evolved by the worker
+ * when `evolve`, with `extra` keys (a route) added.
+ */
+const datasetOf = (
+  table: string,
+  columns: Record<string, [string, string]>,
+  evolve: boolean,
+  extra: Record<string, unknown> = {},
+) =>
   parseConfig(
     JSON.stringify({
       kafka: { brokers: ['127.0.0.1:9092'] },
@@ -39,6 +47,7 @@ const datasetOf = (table: string, columns: Record<string, [string, string]>, evo
           schema: Object.fromEntries(Object.entries(columns).map(([name, [, type]]) => [name, type])),
           badRecords: 'skip',
           ...(evolve ? { schemaEvolution: 'addColumns' } : {}),
+          ...extra,
         },
       ],
     }),
@@ -164,27 +173,10 @@ describe('making a dataset table ready', () => {
   })
 
   test("maintenance finds a route's tables: those it can name that hold the dataset's marker", async () => {
-    const [routed] = parseConfig(
-      JSON.stringify({
-        kafka: { brokers: ['127.0.0.1:9092'] },
-        catalog: { type: 'rest', uri: 'http://127.0.0.1:8181' },
-        ingestion: { wal: { dir: '/tmp/unused' } },
-        datasets: [
-          {
-            name: 'events',
-            topic: 'events',
-            table: 'maint.events',
-            customMapping: { id: 'id', kind: 'kind' },
-            schema: { id: 'string', kind: 'string' },
-            badRecords: 'skip',
-            route: { field: 'kind', table: 'maint.events_{value}', fallback: 'spare.rest' },
-          },
-        ],
-      }),
-      'floe.yaml',
-      {},
-    ).datasets
-    assert.ok(routed)
+    const columns: Record<string, [string, string]> = { id: ['id', 'string'], kind: ['kind', 'string'] }
+    const routed = datasetOf('maint.events', columns, false, {
+      route: { field: 'kind', table: 'maint.events_{value}', fallback: 'spare.rest' },
+    })
     const schema: Schema = {
       type: 'struct',
       'schema-id': 0,

@@ -338,6 +338,8 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
     retention: { maxSnapshotAgeMs: 1, minSnapshotsToKeep: 1 },
     orphanAgeMs: 1,
   }
+  /** What every runner of these tests maintains, and how often. */
+  const target = () => ({ dataset: 'events', catalog, storage, table, intervalMs: 1_000, policy })
   const storage = new LocalFileStorage()
   let dir: string
   let catalog: SqlCatalog
@@ -371,12 +373,7 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
     const requests: MaintainRequest[] = []
     let now = 5_000
     const runner = tableMaintenance({
-      dataset: 'events',
-      catalog,
-      storage,
-      table,
-      intervalMs: 1_000,
-      policy,
+      ...target(),
       workDirectory,
       companionsOf: (location) => [`${location}.bloom`],
       gauges: new TableGauges(metrics, 'events'),
@@ -416,12 +413,7 @@ describe('maintenance on a real table (the embedded SQL catalog)', () => {
     let now = 5_000
     let failing: string | undefined
     const runner = tableMaintenance({
-      dataset: 'events',
-      catalog,
-      storage,
-      table,
-      intervalMs: 1_000,
-      policy,
+      ...target(),
       gauges: new TableGauges(metrics, 'events'),
       logger: { info: line('info'), warn: line('warn'), error: line('error') },
       metrics,

@@ -176,6 +176,12 @@ export class OpenSegments {
     return this.#evicted
   }
 
+  /** A routed log with more tables open than its route allows: evict() has work. */
+  get evictionDue(): boolean {
+    const route = this.#config.route
+    return route !== undefined && this.#openTables > route.maxOpenTables
+  }
+
   /** Distinct tables with open segments (1 or 0 when unrouted). */
   get tableCount(): number {
     return this.#openTables
@@ -287,7 +293,7 @@ export class OpenSegments {
    */
   async evict(footer: (table: string) => Record<string, string>): Promise<number> {
     const route = this.#config.route
-    if (route === undefined || this.#openTables <= route.maxOpenTables) return 0
+    if (route === undefined || !this.evictionDue) return 0
     const open: number[] = []
     for (let table = 0; table < this.#byTable.length; table++)
       if ((this.#byTable[table]?.size ?? 0) > 0) open.push(table)

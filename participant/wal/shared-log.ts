@@ -235,8 +235,7 @@ export class SharedLog {
 
   /** More tables have open segments than the route allows: evictTables() is due. */
   get evictionDue(): boolean {
-    const route = this.#tables.route
-    return route !== undefined && this.#queues.state === 'open' && this.#segments.tableCount > route.maxOpenTables
+    return this.#queues.state === 'open' && this.#segments.evictionDue
   }
 
   /**

@@ -47,8 +47,8 @@ export async function maintainTables(
 }
 
 /**
- * Reports of several tables as one: counts and bytes added, lists joined. The location of the orphans' is empty (several were listed) and no
- * compaction snapshot is named (each table has its own).
+ * Reports of several tables as one: counts and bytes added, lists joined. The orphans' location
+ * is empty (several were listed) and no compaction snapshot is named (each table has its own).
  */
 export function sumReports(reports: readonly MaintenanceReport[]): MaintenanceReport {
   const sum: MaintenanceReport = {
