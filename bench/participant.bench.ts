@@ -13,7 +13,7 @@
 // (no mapping: every field a column, nested ones structs; bench-events.ts) beside the mapping's 12.
 // columns `routed:N` (e.g. `mapped,routed:4,routed:1000`) is the mapped dataset routed into N tables
 // by `sent_ms % N` (benchRoutedDataset), at most FLOE_BENCH_MAX_OPEN_TABLES (default 100) tables
-// with open segments before the shared WAL evicts the least recently used; `hot:N` routes nine
+// with open segments (one more evicts the least recently used first); `hot:N` routes nine
 // events in ten into 9 hot tables and the rest evenly into N rare ones (benchHotRouteField), the
 // shape an LRU serves: the hot tables stay open all round. A route needs the shared WAL
 // layout: with a routed mode every run writes it, also the mapped and inferred ones, so they compare

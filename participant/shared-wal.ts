@@ -37,6 +37,15 @@ import {
 /** A partition's sync, with where its chain starts and how many kept rotations hold its ranges. */
 export type SharedSync = SyncResult & { chainStart: bigint; reused: number }
 
+/** A partition's batch waiting to be appended with the others of its fetch. */
+interface WaitingAppend {
+  partition: number
+  batch: DecodedBatch
+  appendable: () => boolean
+  resolve(appended: boolean): void
+  reject(error: unknown): void
+}
+
 /** At most this many rotations in one WRITE-STATUS (the rest wait for the next round). */
 const maxRotationsPerStatus = 64
 
@@ -52,6 +61,8 @@ export class SharedWal {
   /** Partitions recovery kept rotations of that have not synced yet, with the table's offset. */
   readonly #recovered = new Map<number, bigint | undefined>()
   readonly #rounds: SharedRounds
+  /** Batches asked to be appended in this turn of the event loop (append). */
+  #appends: WaitingAppend[] = []
   /** Partitions waiting to sync, answered together in one turn on the queue. */
   readonly #syncs = new Gathered<SharedSync>(
     (partitions) => this.#syncAll(partitions),
@@ -188,16 +199,47 @@ export class SharedWal {
     return synced
   }
 
-  /** Appends a batch fetched at its `from` if `appendable` still says yes; false if it was not appended. */
+  /**
+   * Appends a batch fetched at its `from` if `appendable` still says yes; false if it was not
+   * appended. The batches of every partition that asks in one turn of the event loop (the record
+   * loop asks for a whole fetch at once) go in together, in one step (SharedLog.appendFetched).
+   */
   append(partition: number, batch: DecodedBatch, appendable: () => boolean): Promise<boolean> {
-    return this.#queue.run(async () => {
-      const log = this.#log
-      if (!log || !appendable()) return false
-      if (!(await log.appendFrom(partition, batch.from, batch.rows, batch.next, batch.tables))) return false
-      this.#rounds.appended(partition, batch.oldestTimestampMs)
-      this.#floors.readTo(partition, batch.next)
-      return true
+    return new Promise((resolve, reject) => {
+      if (this.#appends.length === 0) void this.#queue.run(() => this.#appendGathered())
+      this.#appends.push({ partition, batch, appendable, resolve, reject })
     })
+  }
+
+  async #appendGathered(): Promise<void> {
+    const asked = this.#appends
+    this.#appends = []
+    try {
+      const log = this.#log
+      const going = log ? asked.filter((append) => append.appendable()) : []
+      const taken =
+        log && going.length > 0
+          ? await log.appendFetched(
+              going.map(({ partition, batch }) => ({
+                partition,
+                from: batch.from,
+                rows: batch.rows,
+                next: batch.next,
+                tables: batch.tables,
+              })),
+            )
+          : []
+      const appended = new Set<WaitingAppend>()
+      for (const [index, append] of going.entries()) {
+        if (!taken[index]) continue
+        this.#rounds.appended(append.partition, append.batch.oldestTimestampMs)
+        this.#floors.readTo(append.partition, append.batch.next)
+        appended.add(append)
+      }
+      for (const append of asked) append.resolve(appended.has(append))
+    } catch (error) {
+      for (const append of asked) append.reject(error)
+    }
   }
 
   /** The WAL failed while writing: its partitions must sync again before they read on. */
@@ -290,16 +332,8 @@ export class SharedWal {
     return released
   }
 
-  /**
-   * Evicts the least recently used tables past the route's bound, then cuts when a size, age,
-   * open-segment or evicted-file trigger says so.
-   */
+  /** Cuts when a size, age, open-segment or evicted-file trigger says so. */
   async rotateIfDue(): Promise<void> {
-    if (this.#log?.evictionDue) {
-      await this.#queue.run(async () => {
-        if (this.#log?.evictionDue) await this.#log.evictTables()
-      })
-    }
     const reason = this.#log?.rotationDue()
     if (!reason) return
     await this.#queue.run(async () => {

@@ -28,7 +28,13 @@ import { participantEventOf } from './machine/index.ts'
 import type { DatasetParticipantOptions, ParticipantTable } from './participant-options.ts'
 import type { BadRecord } from './partition-ingest.ts'
 import { type PartitionQueue, PartitionQueues } from './partition-queue.ts'
-import { type DecodedFetch, PartitionSlot, type SlotEnvironment, type WalHolder } from './partition-slot.ts'
+import {
+  type DecodedFetch,
+  type IngestCounts,
+  PartitionSlot,
+  type SlotEnvironment,
+  type WalHolder,
+} from './partition-slot.ts'
 import { BrokerPositions, gatheredLoad } from './positioning.ts'
 import { relieveMemory } from './relieve-memory.ts'
 import { RoundReports } from './round-reports.ts'
@@ -267,17 +273,9 @@ export class TopicParticipant {
           phases.switchTo('dlq')
           await this.#badRecords.handle(bad)
         }
-        for (const [slot, one] of decoded) {
-          // stopped at its first record, for a wider schema: nothing to append
-          if (one.batch.next === one.batch.from) continue
-          const counts = await slot.append(one)
-          if (!counts) continue
-          phases.counts.in += counts.records
-          phases.counts.written += counts.rows
-          phases.counts.dlq += counts.bad
-          this.#o.metrics.recordsReceived.inc(this.#labels, counts.records)
-          this.#o.metrics.recordsWritten.inc(this.#labels, counts.rows)
-        }
+        // stopped at its first record, for a wider schema: nothing to append
+        const appending = decoded.filter(([, one]) => one.batch.next !== one.batch.from)
+        await this.#append(appending)
         phases.switchTo('write')
         await this.#rotateDue()
         this.#reportPressure()
@@ -296,6 +294,31 @@ export class TopicParticipant {
       }
     }
     phases.switchTo('idle')
+  }
+
+  /**
+   * A fetch's decoded batches into the WAL, each counted once in: in the shared layout all at once
+   * (the dataset's log takes every batch asked for in one turn in one step), else each partition's
+   * log in turn.
+   */
+  async #append(decoded: readonly [PartitionSlot, DecodedFetch][]): Promise<void> {
+    if (!this.#shared) {
+      for (const [slot, one] of decoded) this.#count(await slot.append(one))
+      return
+    }
+    const settled = await Promise.allSettled(decoded.map(([slot, one]) => slot.append(one)))
+    for (const result of settled) if (result.status === 'fulfilled') this.#count(result.value)
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
+  }
+
+  #count(counts: IngestCounts | undefined): void {
+    if (!counts) return
+    const { phases, metrics } = this.#o
+    phases.counts.in += counts.records
+    phases.counts.written += counts.rows
+    phases.counts.dlq += counts.bad
+    metrics.recordsReceived.inc(this.#labels, counts.records)
+    metrics.recordsWritten.inc(this.#labels, counts.rows)
   }
 
   #inferredColumns(table: ParticipantTable): InferredColumns {

@@ -17,25 +17,32 @@ function withoutVendingFront(): string | false {
   return endpoints().restAuth?.s3Uri ? false : 'the stack runs without --rest-auth'
 }
 
+/** Workers with no S3 key of their own and no AWS chain to find one in: only the catalog's keys. */
+function vendedOnly(auth: NonNullable<ReturnType<typeof endpoints>['restAuth']>): Record<string, string | undefined> {
+  return {
+    FLOE_CATALOG__URI: auth.s3Uri,
+    FLOE_CATALOG__CREDENTIAL: `${auth.clientId}:${auth.clientSecret}`,
+    FLOE_CATALOG__ACCESS_DELEGATION: 'vended-credentials',
+    FLOE_STORAGE__S3__ACCESS_KEY_ID: undefined,
+    FLOE_STORAGE__S3__SECRET_ACCESS_KEY: undefined,
+    AWS_ACCESS_KEY_ID: undefined,
+    AWS_SECRET_ACCESS_KEY: undefined,
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  }
+}
+
+function assertNoSecretLogged(fleet: Fleet, auth: NonNullable<ReturnType<typeof endpoints>['restAuth']>): void {
+  const logged = fleet.workers.flatMap((w) => w.lines()).map((l) => JSON.stringify(l))
+  for (const secret of [s3Endpoints().secretAccessKey, auth.clientSecret])
+    assert.ok(!logged.some((line) => line.includes(secret)), 'a worker logged a secret')
+}
+
 describe('S3 keys vended by a REST catalog on S3', { skip: withoutVendingFront() }, () => {
   test('workers without an S3 key of their own write with the vended one and land every id once', async (t) => {
     const auth = endpoints().restAuth!
-    const fleet = await Fleet.create(t, {
-      storage: 's3',
-      env: {
-        FLOE_CATALOG__URI: auth.s3Uri,
-        FLOE_CATALOG__CREDENTIAL: `${auth.clientId}:${auth.clientSecret}`,
-        FLOE_CATALOG__ACCESS_DELEGATION: 'vended-credentials',
-        FLOE_STORAGE__S3__ACCESS_KEY_ID: undefined,
-        FLOE_STORAGE__S3__SECRET_ACCESS_KEY: undefined,
-        // Nothing for the AWS SDK's default chain to fall back on.
-        AWS_ACCESS_KEY_ID: undefined,
-        AWS_SECRET_ACCESS_KEY: undefined,
-        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-        AWS_CONFIG_FILE: '/nonexistent',
-        AWS_EC2_METADATA_DISABLED: 'true',
-      },
-    })
+    const fleet = await Fleet.create(t, { storage: 's3', env: vendedOnly(auth) })
     await Promise.all([fleet.start(), fleet.start()])
     await fleet.produce(2000)
     const report = await fleet.waitSettled(3 * minute)
@@ -44,8 +51,22 @@ describe('S3 keys vended by a REST catalog on S3', { skip: withoutVendingFront()
       report.metadataLocation?.startsWith(`${s3Endpoints().rest.warehouse}/`),
       `metadata at ${report.metadataLocation}`,
     )
-    const logged = fleet.workers.flatMap((w) => w.lines()).map((l) => JSON.stringify(l))
-    for (const secret of [s3Endpoints().secretAccessKey, auth.clientSecret])
-      assert.ok(!logged.some((line) => line.includes(secret)), 'a worker logged a secret')
+    assertNoSecretLogged(fleet, auth)
+  })
+
+  test('a routed dataset: every table the route makes is created, written and committed with vended keys', async (t) => {
+    const auth = endpoints().restAuth!
+    const tables = 6
+    const fleet = await Fleet.create(t, {
+      storage: 's3',
+      env: vendedOnly(auth),
+      route: { kindOf: (n) => `k${n % tables}`, extra: ', maxOpenTables: 4' },
+    })
+    await Promise.all([fleet.start(), fleet.start()])
+    await fleet.produce(1200)
+    const report = await fleet.waitSettled(3 * minute)
+    assertEveryIdOnce(fleet, report)
+    assert.equal(report.tables, tables, 'one table per route value')
+    assertNoSecretLogged(fleet, auth)
   })
 })

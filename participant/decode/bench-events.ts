@@ -107,8 +107,8 @@ export function benchHotRouteField(rare: number): string {
 /**
  * The mapped dataset (benchDataset) routed by benchRouteField into `tables` tables,
  * `bench.events_0` to `bench.events_<tables - 1>` (or by `field`, e.g. benchHotRouteField);
- * `bench.events` is then the ledger. Past `maxOpenTables` tables with open segments the shared
- * WAL evicts the least recently used.
+ * `bench.events` is then the ledger. A table about to open with `maxOpenTables` open makes the
+ * shared WAL evict the least recently used first.
  */
 export function benchRoutedDataset(
   tables: number,

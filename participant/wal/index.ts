@@ -4,8 +4,9 @@
 // the shared-segment layout (docs/architecture.md, "Shared segments"): one SharedLog per dataset,
 // its recovery, and the rotation walk that recovery, ACKs, rejections and revocations apply.
 // Files not re-exported here are internal: open-segments.ts (routing rows to one segment per
-// Iceberg partition, and per table when the dataset routes, under the table they follow; only its
-// WalRoute type is public), log-queues.ts (what both layouts run on; log-options.ts gives only the
+// Iceberg partition, and per table when the dataset routes, under the table they follow, with
+// segment-types.ts for what they are made of, whose WalRoute type alone is public, and
+// table-runs.ts for a batch grouped by table), log-queues.ts (what both layouts run on; log-options.ts gives only the
 // LogOptions type), make-ready.ts and shared-cut.ts (a rotation's durable steps in each layout),
 // ready-rotations.ts (a SharedLog's ready files), table-claims.ts (a routed log's claims per table
 // and skip floors), durable.ts (fsync, atomic replace, ordered deletes; only its listWalDirectory
@@ -23,7 +24,6 @@ export {
   type WalFileKind,
   type WalFileName,
 } from './names.ts'
-export type { WalRoute } from './open-segments.ts'
 export { PartitionLog, type PartitionLogOptions, type PartitionLogState } from './partition-log.ts'
 export {
   pruneBehindTable,
@@ -60,7 +60,9 @@ export {
   type WalkRotation,
   walkRotations,
 } from './rotation-walk.ts'
+export type { WalRoute } from './segment-types.ts'
 export {
+  type FetchedRows,
   SharedLog,
   type SharedLogOptions,
   type SharedLogState,

@@ -2,7 +2,7 @@
 // value: as CONFIG_INVALID, when the log is made, so a wrong limit never reaches a rotation check.
 import type { PartitionSpec, Schema } from '../../shared/iceberg/index.ts'
 import { FloeError } from '../../shared/index.ts'
-import type { SegmentWriterSettings } from './open-segments.ts'
+import type { SegmentWriterSettings } from './segment-types.ts'
 import { type Clock, defaultWalLimits, type WalLimits } from './types.ts'
 
 export interface LogOptions extends SegmentWriterSettings {

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { type DataFileMetrics, toDataFile } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, writeFileDurably } from './durable.ts'
 import { readyFileName } from './names.ts'
-import type { OpenSegment, TableContext } from './open-segments.ts'
+import type { OpenSegment, TableContext } from './segment-types.ts'
 import { encodeSidecar, type SidecarFile } from './sidecar.ts'
 import type { ReadySegment } from './types.ts'
 

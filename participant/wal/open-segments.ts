@@ -8,13 +8,14 @@
 // is then one per (table, Iceberg partition): one map of partition keys per table number, so no
 // key is built per row either; an unrouted log keeps everything under table 0.
 //
-// A routed log keeps at most `maxOpenTables` tables' segments open: past it, when asked (after
-// each fetch, where the size and age triggers are checked), it closes the least recently used
-// tables' segments early ("evicts" them), and they wait, closed, for the next cut, which takes
-// them with the open ones. The cut's claims do not change (a table's rows of the cut are in its
-// files of the cut, closed early or not), so the coordinator sees only more files. Recency is a
-// stamp per table, set once per run of a table in an append: no list is reordered per row. Up to
-// `maxOpenSegments` evicted files wait before the cut is due.
+// A routed log keeps at most `maxOpenTables` tables' segments open: a table about to open at the
+// bound first closes the least recently used tables' segments early ("evicts" them), and they
+// wait, closed, for the next cut, which takes them with the open ones. So the bound holds inside
+// a batch too: a batch that names more tables than fit is written table by table (table-runs.ts),
+// each table's rows of it into one file. The cut's claims do not change (a table's rows of the
+// cut are in its files of the cut, closed early or not), so the coordinator sees only more files.
+// Recency is a stamp per table per batch (with its row count, set once per run of a table in the
+// batch): no list is reordered per row, and of a fetch's tables the busiest stay open. Up to `maxOpenSegments` evicted files wait before the cut is due.
 //
 // Segments open under the table's schema and spec of the time. A change of either waits until
 // every open segment has been made ready (they rotate together), so every file follows one spec
@@ -22,101 +23,21 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { PartitionSpec, PrimitiveType, Schema, StructType, StructValue } from '../../shared/iceberg/index.ts'
-import { compilePartitioner, type Partitioner } from '../../shared/iceberg/partitioning/index.ts'
+import type { PartitionSpec, Schema, StructValue } from '../../shared/iceberg/index.ts'
+import { compilePartitioner } from '../../shared/iceberg/partitioning/index.ts'
 import { FloeError } from '../../shared/index.ts'
-import {
-  type DataFileCodec,
-  type DataFileMetrics,
-  type DataFileWriter,
-  type DataFileWriterOptions,
-  type MetricsConfig,
-  openDataFile,
-  primitiveFieldTypes,
-  type RowGroupEncoders,
-} from '../../shared/parquet/index.ts'
+import { type DataFileWriterOptions, openDataFile, primitiveFieldTypes } from '../../shared/parquet/index.ts'
 import { storageError } from './durable.ts'
-import type { Clock, RotationReason, WalLimits } from './types.ts'
-
-export interface OpenSegment {
-  readonly uuid: string
-  /** The Iceberg partition key. */
-  readonly key: string
-  /** The routed table (`namespace.table`) whose rows it holds; absent in an unrouted log. */
-  readonly table?: string
-  readonly partitionValues: StructValue
-  readonly activeName: string
-  /** Clock time of its first row, for the age trigger. */
-  readonly openedAt: number
-  readonly writer: DataFileWriter
-  /** Rows of the append in progress that belong here; one array reused across appends. */
-  readonly batch: StructValue[]
-}
-
-/**
- * A segment closed before its cut (its table evicted): footer written, file synced, not yet
- * renamed. Its writer is not kept: thousands may wait for one cut.
- */
-export interface EvictedSegment {
-  readonly segment: Omit<OpenSegment, 'writer' | 'batch'>
-  readonly metrics: DataFileMetrics
-}
-
-export interface OpenSegmentsConfig {
-  dir: string
-  /** The `active_*` file name of a new segment: the layouts name them differently. */
-  activeName(uuid: string): string
-  clock: Clock
-  writer: SegmentWriterSettings
-  /** A routed dataset's tables: rows come with table numbers, segments are kept per table. */
-  route?: WalRoute
-}
-
-/** What a routed shared log knows of the dataset's route. */
-export interface WalRoute {
-  /** By table number, its `namespace.table`: a live view (RouteTables.names) that grows as records name tables. */
-  readonly names: readonly string[]
-  /** More tables with open segments than this make evict() close the least recently used ones. */
-  readonly maxOpenTables: number
-}
-
-/** The writer settings a log's options give its segments (both layouts take the same ones). */
-export interface SegmentWriterSettings {
-  /** Default zstd. */
-  codec?: DataFileCodec
-  compressionLevel?: number
-  rowGroupRows?: number
-  rowGroupBytes?: number
-  /** Iceberg metrics modes; default truncate(16). */
-  metrics?: MetricsConfig
-  /** Field ids of the columns that get a bloom filter. */
-  bloomFilterColumns?: readonly number[]
-  /** Encoder threads for the segments' row groups; none: encoded on the calling thread. */
-  encoders?: RowGroupEncoders
-}
-
-/** What a rotation needs of the table the open segments were opened under, and where they are. */
-export interface TableContext {
-  dir: string
-  schema: Schema
-  spec: PartitionSpec
-  partitioner: Partitioner
-  partitionType: StructType
-  fieldTypes: ReadonlyMap<number, PrimitiveType>
-}
-
-function segmentWriterOptions(settings: SegmentWriterSettings, schema: Schema): DataFileWriterOptions {
-  return {
-    schema,
-    codec: settings.codec,
-    compressionLevel: settings.compressionLevel,
-    rowGroupRows: settings.rowGroupRows,
-    rowGroupBytes: settings.rowGroupBytes,
-    metrics: settings.metrics,
-    bloomFilters: (settings.bloomFilterColumns ?? []).map((fieldId) => ({ fieldId })),
-    encoders: settings.encoders,
-  }
-}
+import {
+  type EvictedSegment,
+  type OpenSegment,
+  type OpenSegmentsConfig,
+  type SegmentRoute,
+  segmentWriterOptions,
+  type TableContext,
+} from './segment-types.ts'
+import { groupByTable, type TableRun } from './table-runs.ts'
+import type { RotationReason, WalLimits } from './types.ts'
 
 export class OpenSegments {
   readonly #config: OpenSegmentsConfig
@@ -131,9 +52,13 @@ export class OpenSegments {
   readonly #segments: OpenSegment[] = []
   /** Tables with at least one open segment. */
   #openTables = 0
-  /** By table number, the append that last wrote to it (the LRU's stamp). */
+  /** By table number, the batch that last wrote to it (the LRU's stamp, from #uses), and its rows in that batch. */
   readonly #usedAt: number[] = []
-  #appends = 0
+  readonly #rowsAt: number[] = []
+  #uses = 0
+  /** By table number, the last batch #overflows saw it in. */
+  readonly #marks: number[] = []
+  #marking = 0
   /** Segments of evicted tables, closed, waiting for the cut. */
   readonly #evicted: EvictedSegment[] = []
   /** Partition keys of the batch being routed, reused across batches. */
@@ -171,15 +96,9 @@ export class OpenSegments {
     return this.#segments.length
   }
 
-  /** The segments closed early, waiting for the cut (evict()). */
+  /** The segments closed early, waiting for the cut. */
   get evicted(): readonly EvictedSegment[] {
     return this.#evicted
-  }
-
-  /** A routed log with more tables open than its route allows: evict() has work. */
-  get evictionDue(): boolean {
-    const route = this.#config.route
-    return route !== undefined && this.#openTables > route.maxOpenTables
   }
 
   /** Distinct tables with open segments (1 or 0 when unrouted). */
@@ -210,6 +129,8 @@ export class OpenSegments {
   /**
    * Routes a non-empty batch to its segments; resolves when every segment has taken its rows.
    * `tables` (a routed log's, parallel to `rows`) holds each row's table number, checked by the caller.
+   * A routed log opens a table's segments only while fewer than `maxOpenTables` tables are open:
+   * past it, the least recently used tables are evicted first.
    */
   async append(rows: readonly StructValue[], tables?: readonly number[]): Promise<void> {
     const count = rows.length
@@ -224,7 +145,6 @@ export class OpenSegments {
       if (key !== firstKey) mixed = true
     }
     const firstTable = tables === undefined ? 0 : (tables[0] as number)
-    const stamp = ++this.#appends
     // a loop of its own, so an unrouted batch pays nothing for tables
     if (tables !== undefined && !mixed) {
       for (let i = 1; i < count; i++) {
@@ -236,36 +156,125 @@ export class OpenSegments {
     }
     if (!mixed) {
       // the usual case (one table and partition per batch, e.g. day(ts)): the batch goes in as it came
-      const segment =
-        this.#byTable[firstTable]?.get(firstKey) ?? (await this.#open(firstTable, firstKey, rows[0] as StructValue))
-      this.#usedAt[firstTable] = stamp
+      const segment = await this.#segmentOf(firstTable, firstKey, rows[0] as StructValue)
+      this.#used(firstTable, ++this.#uses, count)
       await segment.writer.append(rows)
       return
     }
+    if (tables !== undefined && this.#overflows(tables, count)) {
+      await this.#appendByTable(groupByTable(rows, keys, tables))
+      return
+    }
+    await this.#appendMixed(rows, keys, tables, firstTable, ++this.#uses)
+  }
+
+  /** Stamps a table written by batch `stamp` with `rows` more rows of it. */
+  #used(table: number, stamp: number, rows: number): void {
+    if (this.#usedAt[table] === stamp) {
+      this.#rowsAt[table] = (this.#rowsAt[table] ?? 0) + rows
+    } else {
+      this.#usedAt[table] = stamp
+      this.#rowsAt[table] = rows
+    }
+  }
+
+  /** Rows of several tables or partitions, every table they name open or with room to open. */
+  async #appendMixed(
+    rows: readonly StructValue[],
+    keys: readonly string[],
+    tables: readonly number[] | undefined,
+    onlyTable: number,
+    stamp: number,
+  ): Promise<void> {
     const touched = this.#touched
     touched.length = 0
     let currentKey: string | undefined
     let currentTable = -1
     let current: OpenSegment | undefined
-    for (let i = 0; i < count; i++) {
+    let runStart = 0
+    for (let i = 0; i < rows.length; i++) {
       const key = keys[i] as string
-      const table = tables === undefined ? 0 : (tables[i] as number)
+      const table = tables === undefined ? onlyTable : (tables[i] as number)
       const row = rows[i] as StructValue
       // runs of one table and partition skip the map lookups
       if (key !== currentKey || table !== currentTable) {
+        if (currentTable >= 0) this.#used(currentTable, stamp, i - runStart)
+        runStart = i
         current = this.#byTable[table]?.get(key) ?? (await this.#open(table, key, row))
         currentKey = key
         currentTable = table
-        this.#usedAt[table] = stamp
         if (current.batch.length === 0) touched.push(current)
       }
       ;(current as OpenSegment).batch.push(row)
     }
+    this.#used(currentTable, stamp, rows.length - runStart)
     // every append settles before the arrays are reused, even when one fails
     const results = await Promise.allSettled(touched.map((segment) => segment.writer.append(segment.batch)))
     for (const segment of touched) segment.batch.length = 0
     touched.length = 0
     for (const result of results) if (result.status === 'rejected') throw result.reason
+  }
+
+  /**
+   * Whether the tables a routed batch names, with those already open, are more than may be open
+   * at once. A mark per table per batch (no set is built); the bound's own cost per row.
+   */
+  #overflows(tables: readonly number[], count: number): boolean {
+    const route = this.#config.route as SegmentRoute
+    const mark = ++this.#marking
+    const marks = this.#marks
+    let opening = 0
+    for (let i = 0; i < count; i++) {
+      const table = tables[i] as number
+      if (marks[table] === mark) continue
+      marks[table] = mark
+      if (!this.#isOpen(table)) opening += 1
+    }
+    return this.#openTables + opening > route.maxOpenTables
+  }
+
+  /**
+   * A batch naming more tables than fit, written table by table: first the tables already open,
+   * then the others, and before one of those opens at the bound the least recently used tables
+   * are evicted, as many at once as the batch's next tables to open need (up to the bound), so
+   * their files close side by side. Every open table the batch names is written by then, so none
+   * is evicted before its rows of the batch are in.
+   */
+  async #appendByTable(runs: readonly TableRun[]): Promise<void> {
+    const bound = (this.#config.route as SegmentRoute).maxOpenTables
+    const stamp = ++this.#uses
+    const opening = runs.filter((run) => !this.#isOpen(run.table))
+    const ordered = [...runs.filter((run) => this.#isOpen(run.table)), ...opening]
+    const firstOpening = ordered.length - opening.length
+    for (const [index, run] of ordered.entries()) {
+      if (index >= firstOpening && this.#openTables >= bound) {
+        const toOpen = Math.min(ordered.length - index, bound)
+        await this.#evictLeastRecent(this.#openTables + toOpen - bound)
+      }
+      const firstKey = run.keys[0] as string
+      if (run.keys.every((key) => key === firstKey)) {
+        const segment = await this.#segmentOf(run.table, firstKey, run.rows[0] as StructValue)
+        this.#used(run.table, stamp, run.rows.length)
+        await segment.writer.append(run.rows)
+      } else {
+        await this.#appendMixed(run.rows, run.keys, undefined, run.table, stamp)
+      }
+    }
+  }
+
+  /** The open segment of (table, key), else a new one, evicting first if the table would pass the bound. */
+  async #segmentOf(table: number, key: string, row: StructValue): Promise<OpenSegment> {
+    const segment = this.#byTable[table]?.get(key)
+    if (segment) return segment
+    const route = this.#config.route
+    if (route !== undefined && !this.#isOpen(table) && this.#openTables >= route.maxOpenTables) {
+      await this.#evictLeastRecent(this.#openTables + 1 - route.maxOpenTables)
+    }
+    return this.#open(table, key, row)
+  }
+
+  #isOpen(table: number): boolean {
+    return (this.#byTable[table]?.size ?? 0) > 0
   }
 
   /** The first of the log's own triggers that the open segments meet at `now`. */
@@ -287,19 +296,19 @@ export class OpenSegments {
   }
 
   /**
-   * A routed log past its route's `maxOpenTables`: closes the segments of the least recently used
-   * tables until that many are open, each file with the footer `footer(table)` gives; they wait
-   * for the cut in `evicted`. Returns how many tables it evicted.
+   * Closes the segments of the `count` least recently used open tables, each file with the
+   * route's eviction footer; they wait for the cut in `evicted`. Of tables last written by the
+   * same batch, the one it gave fewer rows goes first, so a fetch's busy tables stay open while
+   * its rare ones come and go.
    */
-  async evict(footer: (table: string) => Record<string, string>): Promise<number> {
-    const route = this.#config.route
-    if (route === undefined || !this.evictionDue) return 0
+  async #evictLeastRecent(count: number): Promise<void> {
+    const route = this.#config.route as SegmentRoute
     const open: number[] = []
-    for (let table = 0; table < this.#byTable.length; table++)
-      if ((this.#byTable[table]?.size ?? 0) > 0) open.push(table)
+    for (let table = 0; table < this.#byTable.length; table++) if (this.#isOpen(table)) open.push(table)
     const usedAt = this.#usedAt
-    open.sort((a, b) => (usedAt[a] ?? 0) - (usedAt[b] ?? 0))
-    const leaving = open.slice(0, this.#openTables - route.maxOpenTables)
+    const rowsAt = this.#rowsAt
+    open.sort((a, b) => (usedAt[a] ?? 0) - (usedAt[b] ?? 0) || (rowsAt[a] ?? 0) - (rowsAt[b] ?? 0))
+    const leaving = open.slice(0, count)
     const closing: OpenSegment[] = []
     for (const table of leaving) {
       const segments = this.#byTable[table] as Map<string, OpenSegment>
@@ -313,7 +322,9 @@ export class OpenSegments {
     this.#segments.push(...kept)
     // side by side, as a cut closes them: each close ends in its own fsync
     const closed = await Promise.allSettled(
-      closing.map((segment) => segment.writer.close({ keyValueMetadata: footer(segment.table as string) })),
+      closing.map((segment) =>
+        segment.writer.close({ keyValueMetadata: route.evictedFooter(segment.table as string) }),
+      ),
     )
     let failure: PromiseRejectedResult | undefined
     for (const [index, result] of closed.entries()) {
@@ -328,7 +339,7 @@ export class OpenSegments {
     }
     // the log fails; discardOpen re-reads the cut's rows, the evicted files' among them
     if (failure) throw failure.reason
-    return leaving.length
+    route.onEvict?.(leaving.length)
   }
 
   list(): OpenSegment[] {

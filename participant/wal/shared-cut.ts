@@ -15,7 +15,6 @@ import { FloeError } from '../../shared/index.ts'
 import type { DataFileMetrics } from '../../shared/parquet/index.ts'
 import { fsyncDirectory, renameDurably, replaceFileDurably, writeFileDurably } from './durable.ts'
 import { closedFileOf } from './make-ready.ts'
-import type { EvictedSegment, OpenSegment, TableContext } from './open-segments.ts'
 import {
   encodeRotationManifest,
   encodeSharedSidecar,
@@ -25,6 +24,7 @@ import {
   type TableClaims,
 } from './rotation-manifest.ts'
 import type { WalkRange } from './rotation-walk.ts'
+import type { EvictedSegment, OpenSegment, TableContext } from './segment-types.ts'
 import { rotationManifestName, sharedSegmentName, sharedTemporaryName } from './shared-names.ts'
 import { claimsMatchFiles } from './table-claims.ts'
 import type { RotationReason } from './types.ts'

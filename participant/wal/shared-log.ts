@@ -11,8 +11,7 @@
 // A routed log (option `route`) also keeps each row's table: one open segment per (table, Iceberg
 // partition), and in each cut the claims of every table written (table-claims.ts). A cut takes
 // every table at once, so S1 holds per table as for the whole log; a table evicted past
-// `maxOpenTables` (evictTables, open-segments.ts) has its files closed early, and they join the
-// next cut.
+// `maxOpenTables` (open-segments.ts) has its files closed early, and they join the next cut.
 //
 // Operations on open segments (append, cut, walk) run one at a time in call order; operations on
 // ready files (markUploaded, deleting rotations) have a queue of their own. A failure while rows
@@ -24,10 +23,11 @@ import { FloeError } from '../../shared/index.ts'
 import { deleteWalFiles } from './durable.ts'
 import { configInvalid, type LogOptions, performanceClock, walLimits } from './log-options.ts'
 import { LogQueues, type LogState } from './log-queues.ts'
-import { OpenSegments, type WalRoute } from './open-segments.ts'
+import { OpenSegments } from './open-segments.ts'
 import { ReadyRotations } from './ready-rotations.ts'
 import { rotationFooter, type SharedRotation, type SharedSegment } from './rotation-manifest.ts'
 import { partitionKey, type WalkDropReason, type WalkRange, walkRotations } from './rotation-walk.ts'
+import type { SegmentRoute, WalRoute } from './segment-types.ts'
 import { writeRotation } from './shared-cut.ts'
 import { sharedActiveName } from './shared-names.ts'
 import { type CutPartition, type PartitionTables, TableClaimBook } from './table-claims.ts'
@@ -44,11 +44,23 @@ export interface SharedLogOptions extends LogOptions {
   nextSequence?: bigint
   /** The dataset routes its records into tables: every row appended comes with its table number. */
   route?: WalRoute
-  /** Told how many tables an eviction closed early (evictTables). */
+  /** Told how many tables an eviction closed early (a routed log past its maxOpenTables). */
   onEvict?: (tables: number) => void
 }
 
 export type SharedLogState = LogState
+
+/** One partition's batch of a fetch (SharedLog.appendFetched). */
+export interface FetchedRows {
+  partition: number
+  /** The offset it was fetched from. */
+  from: bigint
+  rows: readonly StructValue[]
+  /** The offset after its last record: the partition's range advances to it even with no rows. */
+  next: bigint
+  /** A routed log's table number of each row. */
+  tables?: readonly number[]
+}
 
 export interface SharedWalkInput {
   /** Where each partition's chain starts: the ACK's or table's offsets, or the chain starts held (key: partitionKey). */
@@ -97,7 +109,6 @@ export class SharedLog {
   #sequence: bigint
   /** The next cut's id, chosen ahead: the footers of files evicted before it name it. */
   #cutId = randomUUID()
-  readonly #onEvict: ((tables: number) => void) | undefined
   readonly #queues: LogQueues
 
   constructor(options: SharedLogOptions) {
@@ -106,11 +117,22 @@ export class SharedLog {
     this.dir = options.dir
     this.topic = options.topic
     this.#clock = options.clock ?? performanceClock
-    this.#onEvict = options.onEvict
     this.#tables = new TableClaimBook(options.route)
     this.#queues = new LogQueues(options.dir, { topic: options.topic })
     const { route } = this.#tables
-    const config = { dir: options.dir, activeName: sharedActiveName, clock: this.#clock, writer: options, route }
+    const segmentRoute: SegmentRoute | undefined = route && {
+      names: route.names,
+      maxOpenTables: route.maxOpenTables,
+      evictedFooter: (table) => rotationFooter(this.#cutId, undefined, table),
+      ...(options.onEvict ? { onEvict: options.onEvict } : {}),
+    }
+    const config = {
+      dir: options.dir,
+      activeName: sharedActiveName,
+      clock: this.#clock,
+      writer: options,
+      route: segmentRoute,
+    }
     this.#segments = new OpenSegments(config, options.schema, options.spec)
     this.#ready = new ReadyRotations(options.dir, options.recovered ?? [])
     let sequence = options.nextSequence ?? 1n
@@ -205,22 +227,38 @@ export class SharedLog {
   }
 
   /**
-   * Appends a batch fetched from `from`, unless the partition no longer reads there (a walk moved
-   * it after the fetch): false, nothing appended. Checked in the step that appends, so no walk can
-   * come between the check and the rows.
+   * Appends the batches of one fetch in one step, their rows as one batch, so that a routed log
+   * past its bound still writes each table's rows of the fetch into one file. A batch whose
+   * partition no longer reads at its `from` (a walk moved it after the fetch) is left out: per
+   * batch, whether it was appended. Checked in the step that appends, so no walk can come between
+   * the check and the rows.
    */
-  appendFrom(
-    partition: number,
-    from: bigint,
-    rows: readonly StructValue[],
-    nextOffset: bigint,
-    tables?: readonly number[],
-  ): Promise<boolean> {
+  appendFetched(batches: readonly FetchedRows[]): Promise<boolean[]> {
     return this.#queues.write(async () => {
-      const position = this.#positions.get(partition)
-      if (position?.end !== from) return false
-      await this.#append(position, partition, rows, nextOffset, tables)
-      return true
+      const ends = new Map<number, bigint>()
+      const taken = batches.map((batch) => {
+        const end = ends.get(batch.partition) ?? this.#positions.get(batch.partition)?.end
+        if (end !== batch.from) return false
+        this.#check(end, batch.partition, batch.rows, batch.next, batch.tables)
+        ends.set(batch.partition, batch.next)
+        return true
+      })
+      const rows: StructValue[] = []
+      const tables: number[] = []
+      for (const [index, batch] of batches.entries()) {
+        if (!taken[index]) continue
+        // one by one: a spread of a large batch would overflow the stack
+        for (const row of batch.rows) rows.push(row)
+        if (batch.tables) for (const table of batch.tables) tables.push(table)
+      }
+      if (rows.length > 0) {
+        const routed = tables.length > 0
+        await this.#queues.guard(() => this.#segments.append(rows, routed ? tables : undefined))
+      }
+      for (const [index, batch] of batches.entries()) {
+        if (taken[index]) this.#advance(this.#tracked(batch.partition), batch.rows.length, batch.next, batch.tables)
+      }
+      return taken
     })
   }
 
@@ -231,26 +269,6 @@ export class SharedLog {
    */
   rotationDue(now: number = this.#clock.now()): RotationReason | undefined {
     return this.#queues.state === 'open' ? this.#segments.rotationDue(now, this.limits) : undefined
-  }
-
-  /** More tables have open segments than the route allows: evictTables() is due. */
-  get evictionDue(): boolean {
-    return this.#queues.state === 'open' && this.#segments.evictionDue
-  }
-
-  /**
-   * Closes the open segments of the least recently used tables until the route's maxOpenTables
-   * are open; their files join the next cut (open-segments.ts). Returns how many tables it evicted.
-   */
-  evictTables(): Promise<number> {
-    return this.#queues.write(async () => {
-      const id = this.#cutId
-      const evicted = await this.#queues.guard(() =>
-        this.#segments.evict((table) => rotationFooter(id, undefined, table)),
-      )
-      if (evicted > 0) this.#onEvict?.(evicted)
-      return evicted
-    })
   }
 
   /** Rotates every open segment at once; undefined when no partition moved since the last cut. */
@@ -407,16 +425,28 @@ export class SharedLog {
     nextOffset: bigint,
     tables: readonly number[] | undefined,
   ): Promise<void> {
-    if (nextOffset < position.end || (rows.length > 0 && nextOffset === position.end)) {
+    this.#check(position.end, partition, rows, nextOffset, tables)
+    if (rows.length > 0) await this.#queues.guard(() => this.#segments.append(rows, tables))
+    this.#advance(position, rows.length, nextOffset, tables)
+  }
+
+  #check(
+    end: bigint,
+    partition: number,
+    rows: readonly StructValue[],
+    nextOffset: bigint,
+    tables: readonly number[] | undefined,
+  ): void {
+    if (nextOffset < end || (rows.length > 0 && nextOffset === end)) {
       throw new FloeError('INVARIANT_BROKEN', 'WAL offsets must advance', {
-        details: { topic: this.topic, partition, end: String(position.end), next: String(nextOffset) },
+        details: { topic: this.topic, partition, end: String(end), next: String(nextOffset) },
       })
     }
     this.#tables.checkBatch(rows.length, tables, { topic: this.topic, partition })
-    if (rows.length > 0) {
-      await this.#queues.guard(() => this.#segments.append(rows, tables))
-      if (tables !== undefined) position.tables?.note(tables)
-    }
+  }
+
+  #advance(position: Position, rows: number, nextOffset: bigint, tables: readonly number[] | undefined): void {
+    if (rows > 0 && tables !== undefined) position.tables?.note(tables)
     position.end = nextOffset
   }
 

@@ -191,11 +191,15 @@ describe('a routed shared WAL', () => {
     await assert.rejects(routed.append(1, events(0, 2), 2n), invariantBroken)
     await assert.rejects(routed.append(1, events(0, 2), 2n, [0]), invariantBroken, 'one table per row')
     await assert.rejects(routed.append(1, events(0, 2), 2n, [0, 1]), invariantBroken, 'a number not handed out')
-    await assert.rejects(routed.appendFrom(1, 0n, events(0, 2), 2n), invariantBroken)
+    await assert.rejects(
+      routed.appendFetched([{ partition: 1, from: 0n, rows: events(0, 2), next: 2n }]),
+      invariantBroken,
+    )
     assert.equal(routed.state, 'open', 'a refused batch writes nothing')
     assert.equal(routed.openSegmentCount, 0)
     assert.equal(routed.hasUncut(1), false)
-    assert.equal(await routed.appendFrom(1, 0n, events(0, 2), 2n, [0, 0]), true)
+    const batch = { partition: 1, from: 0n, rows: events(0, 2), next: 2n, tables: [0, 0] }
+    assert.deepEqual(await routed.appendFetched([batch]), [true])
     assert.deepEqual(claimsOf(await routed.cut('commit')), [['ns.a', 1, 0n, 2n]])
     await routed.close()
 

@@ -13,9 +13,9 @@
 // range for the ledger, before which no claim starts.
 import { FloeError } from '../../shared/index.ts'
 import { configInvalid } from './log-options.ts'
-import type { WalRoute } from './open-segments.ts'
 import type { TableClaims } from './rotation-manifest.ts'
 import type { WalkRange } from './rotation-walk.ts'
+import type { WalRoute } from './segment-types.ts'
 
 /** One partition's routed bookkeeping between two cuts. */
 export class PartitionTables {

@@ -42,6 +42,5 @@ for (let batch = 0; ; batch++) {
     const tables = routed ? rows.map((row) => Number((row.event_id as bigint) % 1_000_000n) % names.length) : undefined
     await log.append(partition, rows, from + BigInt(count), tables)
   }
-  if (routed) await log.evictTables()
   if (batch % 3 === 2) await log.cut('commit')
 }
