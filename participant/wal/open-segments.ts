@@ -15,7 +15,8 @@
 // each table's rows of it into one file. The cut's claims do not change (a table's rows of the
 // cut are in its files of the cut, closed early or not), so the coordinator sees only more files.
 // Recency is a stamp per table per batch (with its row count, set once per run of a table in the
-// batch): no list is reordered per row, and of a fetch's tables the busiest stay open. Up to `maxOpenSegments` evicted files wait before the cut is due.
+// batch): no list is reordered per row, and of a fetch's tables the busiest stay open. Up to
+// `maxOpenSegments` evicted files wait before the cut is due.
 //
 // Segments open under the table's schema and spec of the time. A change of either waits until
 // every open segment has been made ready (they rotate together), so every file follows one spec
@@ -130,7 +131,7 @@ export class OpenSegments {
    * Routes a non-empty batch to its segments; resolves when every segment has taken its rows.
    * `tables` (a routed log's, parallel to `rows`) holds each row's table number, checked by the caller.
    * A routed log opens a table's segments only while fewer than `maxOpenTables` tables are open:
-   * past it, the least recently used tables are evicted first.
+   * at the bound, the least recently used tables are evicted first.
    */
   async append(rows: readonly StructValue[], tables?: readonly number[]): Promise<void> {
     const count = rows.length
@@ -156,9 +157,7 @@ export class OpenSegments {
     }
     if (!mixed) {
       // the usual case (one table and partition per batch, e.g. day(ts)): the batch goes in as it came
-      const segment = await this.#segmentOf(firstTable, firstKey, rows[0] as StructValue)
-      this.#used(firstTable, ++this.#uses, count)
-      await segment.writer.append(rows)
+      await this.#appendToOne(firstTable, firstKey, rows, ++this.#uses)
       return
     }
     if (tables !== undefined && this.#overflows(tables, count)) {
@@ -166,6 +165,13 @@ export class OpenSegments {
       return
     }
     await this.#appendMixed(rows, keys, tables, firstTable, ++this.#uses)
+  }
+
+  /** Rows of one table and Iceberg partition, handed to its segment as they are. */
+  async #appendToOne(table: number, key: string, rows: readonly StructValue[], stamp: number): Promise<void> {
+    const segment = await this.#segmentOf(table, key, rows[0] as StructValue)
+    this.#used(table, stamp, rows.length)
+    await segment.writer.append(rows)
   }
 
   /** Stamps a table written by batch `stamp` with `rows` more rows of it. */
@@ -252,13 +258,8 @@ export class OpenSegments {
         await this.#evictLeastRecent(this.#openTables + toOpen - bound)
       }
       const firstKey = run.keys[0] as string
-      if (run.keys.every((key) => key === firstKey)) {
-        const segment = await this.#segmentOf(run.table, firstKey, run.rows[0] as StructValue)
-        this.#used(run.table, stamp, run.rows.length)
-        await segment.writer.append(run.rows)
-      } else {
-        await this.#appendMixed(run.rows, run.keys, undefined, run.table, stamp)
-      }
+      if (run.keys.every((key) => key === firstKey)) await this.#appendToOne(run.table, firstKey, run.rows, stamp)
+      else await this.#appendMixed(run.rows, run.keys, undefined, run.table, stamp)
     }
   }
 

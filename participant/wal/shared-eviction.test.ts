@@ -13,7 +13,7 @@ import { openDataFileReader } from '../../shared/parquet/index.ts'
 import { decodeRotationManifest, decodeSharedSidecar, type SharedRotation } from './rotation-manifest.ts'
 import { SharedLog, type SharedLogOptions } from './shared-log.ts'
 import { recoverSharedLog } from './shared-recovery.ts'
-import { daysAndCountries, eventSchema, events, SettableClock, temporaryDirectory } from './test-support.ts'
+import { claimsOf, daysAndCountries, eventSchema, events, SettableClock, temporaryDirectory } from './test-support.ts'
 
 const topic = 'orders'
 
@@ -85,7 +85,7 @@ describe('a routed shared WAL evicting tables', () => {
       ['ns.c', 4],
     ])
     assert.deepEqual(
-      (rotation.tables ?? []).flatMap(({ table, claims }) => claims.map((c) => [table, c.partition, c.start, c.end])),
+      claimsOf(rotation),
       [
         ['ns.a', 1, 0n, 6n],
         ['ns.b', 1, 0n, 6n],
@@ -244,7 +244,7 @@ describe('a routed shared WAL evicting tables', () => {
       ['ns.d', 4],
     ])
     assert.deepEqual(
-      (rotation?.tables ?? []).flatMap(({ table, claims }) => claims.map((c) => [table, c.partition, c.start, c.end])),
+      claimsOf(rotation),
       ['ns.a', 'ns.b', 'ns.c', 'ns.d'].flatMap((table) => [
         [table, 1, 0n, 8n],
         [table, 2, 100n, 108n],

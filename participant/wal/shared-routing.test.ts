@@ -5,10 +5,10 @@ import { readFile } from 'node:fs/promises'
 import { describe, test } from 'node:test'
 import type { StructValue } from '../../shared/iceberg/index.ts'
 import { isFloeError } from '../../shared/index.ts'
-import { decodeRotationManifest, decodeSharedSidecar, type SharedRotation } from './rotation-manifest.ts'
+import { decodeRotationManifest, decodeSharedSidecar } from './rotation-manifest.ts'
 import { partitionKey } from './rotation-walk.ts'
 import { SharedLog, type SharedLogOptions } from './shared-log.ts'
-import { daysAndCountries, eventSchema, events, SettableClock, temporaryDirectory } from './test-support.ts'
+import { claimsOf, daysAndCountries, eventSchema, events, SettableClock, temporaryDirectory } from './test-support.ts'
 
 const topic = 'orders'
 
@@ -28,12 +28,6 @@ function routedLog(dir: string, names: string[], options: Partial<SharedLogOptio
 /** Each row's table from its event id (pairs of ids, which test-support puts in two days), so a file's rows say their table. */
 const tablesOf = (rows: readonly StructValue[], tables: number) =>
   rows.map((row) => Number(((row['event_id'] as bigint) / 2n) % BigInt(tables)))
-
-/** A rotation's claims as [table, partition, start, end], in the rotation's order. */
-const claimsOf = (rotation: SharedRotation | undefined) =>
-  (rotation?.tables ?? []).flatMap(({ table, claims }) =>
-    claims.map((claim) => [table, claim.partition, claim.start, claim.end]),
-  )
 
 const invariantBroken = (error: unknown) => isFloeError(error) && error.code === 'INVARIANT_BROKEN'
 

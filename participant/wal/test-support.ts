@@ -1,7 +1,7 @@
 // Helpers for this folder's tests and the participant's tests of the WAL on the record path:
 // temporary folders that clean up after themselves, a settable clock, an event schema with
-// several Iceberg partitions, a PartitionLog on it, a shared rotation as a round sees it, and the
-// pyarrow reader.
+// several Iceberg partitions, a PartitionLog on it, a shared rotation as a round sees it, a routed
+// rotation's claims, and the pyarrow reader.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -116,6 +116,12 @@ export function partitionLogIn(
 }
 
 /** Rotation `R<sequence>` of topic `topic`: per partition its range `[start, end)`, and segments of these UUIDs. */
+/** A routed rotation's claims as [table, partition, start, end], in the rotation's order. */
+export const claimsOf = (rotation: SharedRotation | undefined) =>
+  (rotation?.tables ?? []).flatMap(({ table, claims }) =>
+    claims.map((claim) => [table, claim.partition, claim.start, claim.end]),
+  )
+
 export function sharedRotation(
   topic: string,
   sequence: number,
