@@ -1,6 +1,7 @@
 // `npm run model`: model-checks the commit protocol (docs/model/floe.pml, docs/model/floe-shared.pml
 // for shared segments: one file holding several Kafka partitions' ranges, and docs/model/floe-routing.pml
-// for the routing design: one partition into two tables with a ledger) with spin. Each check
+// for the routing design: one partition into two tables with a ledger, and docs/model/floe-route-switch.pml
+// for a route changed while the old one still runs) with spin. Each check
 // generates pan with its switches, compiles it with gcc and searches the whole state space; the
 // correct model must pass every check and each broken variant must yield its counterexample.
 // Prints states explored and time per check. `--large` adds the bigger bounds documented in
@@ -90,6 +91,35 @@ const checks: Check[] = [
     model: 'floe-routing.pml',
     defines: ['-DNR=3', '-DRESTARTS=2', '-DSTATUSES=3', '-DLEDGER_ONLY'],
     expectViolation: 'assertion violated (held[j]<=1)',
+  },
+  {
+    name: 'route switch (designed), safety: the old route still committing, the switch dying and redone',
+    model: 'floe-route-switch.pml',
+    defines: ['-DNR=2', '-DSTATUSES=2', '-DRESTARTS=1'],
+  },
+  {
+    name: 'route switch, safety: three records',
+    model: 'floe-route-switch.pml',
+    defines: ['-DNR=3', '-DSTATUSES=1', '-DRESTARTS=1'],
+  },
+  {
+    name: 'route switch, safety: two statuses of the old route',
+    model: 'floe-route-switch.pml',
+    defines: ['-DNR=2', '-DOLD_STATUSES=2', '-DSTATUSES=1', '-DRESTARTS=1'],
+  },
+  ...(['NO_GATE', 'NO_FENCE', 'NO_FLOORS'] as const).map(
+    (broken): Check => ({
+      name: `broken: route switch without ${{ NO_GATE: 'the gate', NO_FENCE: 'the fences', NO_FLOORS: 'the floors' }[broken]}`,
+      model: 'floe-route-switch.pml',
+      defines: ['-DNR=2', '-DSTATUSES=1', '-DRESTARTS=1', `-D${broken}`],
+      expectViolation: 'assertion violated (held[j]<=1)',
+    }),
+  ),
+  {
+    name: "broken: route switch, the new route judged by the old route's markers",
+    model: 'floe-route-switch.pml',
+    defines: ['-DNR=2', '-DSTATUSES=1', '-DRESTARTS=1', '-DSHARED_MARKER'],
+    expectViolation: 'assertion violated ((((((2<=0)||(L<=0))||(held[0]==1))',
   },
 ]
 
