@@ -3,10 +3,11 @@
 // tracker, contiguity check and its rotation walk for shared segments, commit and ACK content, the round's report), the committing actor's
 // work on top of shared/iceberg/commit, the round machine, and
 // the DatasetCoordinator that runs the machine on the real table, topic and control channel, and
-// the table maintenance it runs between rounds.
+// the table maintenance it runs between rounds; a routed ledger's route record and the switch to
+// another route (route-record.ts, route-switch.ts).
 // Internal: the DatasetCoordinator's parts (write-status-reader.ts, round-report.ts, round-log.ts,
 // round-waiters.ts, topic-reads.ts, table-gauges.ts, maintenance-schedule.ts, maintenance-runner.ts,
-// unheld-partitions.ts),
+// unheld-partitions.ts), each-bounded.ts,
 // test-fixtures.ts and read_table.py (the tests' builders and pyiceberg reader).
 export {
   type CommitPlan,
@@ -96,6 +97,17 @@ export {
   recordWriteStatus,
 } from './round-tracker.ts'
 export type { RoundResult } from './round-waiters.ts'
+export {
+  type EarlierRoute,
+  generationOffsetsKey,
+  type RouteFloors,
+  type RouteGate,
+  type RouteGeneration,
+  type RouteRecord,
+  readRouteRecord,
+  routeGate,
+} from './route-record.ts'
+export { askRouteGate, type RouteSwitchResult, type RouteSwitchTarget, switchRoute } from './route-switch.ts'
 export {
   commitRoutedRound,
   type RoutedCommitRequest,

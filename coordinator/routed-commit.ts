@@ -30,6 +30,7 @@ import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { RoundAck } from './commit-content.ts'
 import type { RejectedPartition } from './contiguity.ts'
+import { eachBounded } from './each-bounded.ts'
 import { planLedgerAdvance } from './ledger.ts'
 import {
   type CommittedOffset,
@@ -311,14 +312,6 @@ function readSpans(reports: readonly RotationReport[]): Map<string, RotationRang
 }
 
 const lower = (x: bigint, y: bigint): bigint => (x < y ? x : y)
-
-async function eachBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) await work(items[next++] as T)
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-}
 
 /**
  * The machine's RoundAck of a routed round: committed = the ledger's landed moves (no files: the

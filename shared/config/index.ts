@@ -7,5 +7,14 @@ export { topicDatasets, topicsMatching } from './datasets.ts'
 export type { KafkaConfig, KafkaSaslSettings, KafkaTlsSettings } from './kafka-security.ts'
 export { type HeadersShape, headersShape, type KafkaSource, parseKafkaSource } from './kafka-sources.ts'
 export { applyEnvironment, type FloeConfig, loadConfig, parseConfig, redact } from './load.ts'
-export { type DatasetRoute, routeCanName, routedTable, routeNamespaces, routeValueName } from './routes.ts'
+export {
+  type DatasetRoute,
+  type RouteDefinition,
+  routeCanName,
+  routeDefinitionOf,
+  routedTable,
+  routeFingerprint,
+  routeNamespaces,
+  routeValueName,
+} from './routes.ts'
 export type { StorageConfig } from './schema.ts'

@@ -7,6 +7,7 @@
 // underscore, dash; folded to lower case, as catalogs that ignore case would fold it anyway and two
 // spellings must not make two tables): a value with a dot would otherwise name another namespace,
 // and one with a slash another path in the warehouse.
+import { createHash } from 'node:crypto'
 import { FloeError } from '../errors.ts'
 import { type KafkaSource, parseSourceExpression } from './kafka-sources.ts'
 import { qualifiedTable, type RawDataset } from './schema.ts'
@@ -162,4 +163,43 @@ export function resolveRoute(raw: RawDataset, at: string): DatasetRoute | undefi
     fallback: route.fallback,
     maxOpenTables: route.maxOpenTables,
   }
+}
+
+/**
+ * What decides a record's table, as plain data: the route without its writer bound. Kept in the
+ * ledger for every route generation whose tables may still hold records past the ledger, so a
+ * worker of a later route can tell which table of the earlier one holds a record.
+ */
+export interface RouteDefinition {
+  field: string
+  table: string
+  /** Sorted; absent: any value. */
+  values?: string[]
+  fallback?: string
+}
+
+export function routeDefinitionOf(
+  route: Pick<DatasetRoute, 'field' | 'table' | 'values' | 'fallback'>,
+): RouteDefinition {
+  return {
+    field: route.field,
+    table: route.table,
+    ...(route.values === undefined ? {} : { values: [...route.values].sort() }),
+    ...(route.fallback === undefined ? {} : { fallback: route.fallback }),
+  }
+}
+
+/**
+ * A route's identity: two definitions that send every record to the same table have the same
+ * fingerprint (the keys in one order, the values sorted), and any change to the field, the
+ * template, the values or the fallback changes it. The writer bound is not part of it.
+ */
+export function routeFingerprint(definition: RouteDefinition): string {
+  const canonical = JSON.stringify([
+    definition.field,
+    definition.table,
+    definition.values ?? null,
+    definition.fallback ?? null,
+  ])
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16)
 }

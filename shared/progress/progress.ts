@@ -161,7 +161,14 @@ export function readProgress(metadata: TableMetadata, group: string): Progress {
 
 /** {@link findProgress} over a given list of ancestors (newest first). */
 export function findProgressIn(metadata: TableMetadata, group: string, ancestors: Iterable<Snapshot>): FoundProgress {
-  const key = offsetsKey(group)
+  return findMarkerIn(metadata, offsetsKey(group), ancestors)
+}
+
+/**
+ * {@link findProgressIn} for the marker under `key`: a routed table keeps one marker per route
+ * generation, each under a key of its own.
+ */
+export function findMarkerIn(metadata: TableMetadata, key: string, ancestors: Iterable<Snapshot>): FoundProgress {
   for (const snapshot of ancestors) {
     const marker = snapshot.summary[key]
     if (marker !== undefined) {
