@@ -61,18 +61,26 @@ describe('a commit whose outcome was unknown', { concurrency: false }, () => {
     await fleet.produce(600)
     await fleet.waitFor(() => linesOf(worker, 'round committed').length > 0, 2 * minute, 'a first round')
 
-    // 1. Held for 4.5 s: past the 3 s request timeout, within the retry loop.
-    let fired = proxy.holdFrom('up', isCommit, 4500)
-    await fleet.produce(600)
-    await fired
-    await fleet.waitFor(
-      () => linesOf(worker, 'round committed').some((line) => line.foundAfterUnknownOutcome === true),
-      minute,
-      'the round found after its unknown outcome',
-    )
+    // 1. Held for 4.5 s: past the 3 s request timeout, within the retry loop. The hold ends for every
+    // connection at once, so the loop's reload may be answered before the held commit is applied,
+    // and its next attempt may then win the compare-and-set (the held one loses it): committed once,
+    // but not found. Such a round proves nothing here, so the hold is tried again, three times at most.
+    const found = () => linesOf(worker, 'round committed').some((line) => line.foundAfterUnknownOutcome === true)
+    for (let hold = 1; !found(); hold++) {
+      if (hold > 3) throw new Error('three held commits, and no round was found after its unknown outcome')
+      const committed = linesOf(worker, 'round committed').length
+      const held = proxy.holdFrom('up', isCommit, 4500)
+      await fleet.produce(600)
+      await held
+      await fleet.waitFor(
+        () => linesOf(worker, 'round committed').length > committed,
+        minute,
+        'the held round to commit',
+      )
+    }
 
     // 2. Held for 20 s: past the whole retry loop.
-    fired = proxy.holdFrom('up', isCommit, 20_000)
+    const fired = proxy.holdFrom('up', isCommit, 20_000)
     await fleet.produce(600)
     await fired
     await fleet.waitFor(
