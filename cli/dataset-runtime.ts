@@ -4,21 +4,22 @@
 // latch on top of the worker's disk and memory backpressure, and its own queue of control messages,
 // so a coordinator reading a spilled WRITE-STATUS from a frozen storage holds only its dataset.
 import { join } from 'node:path'
-import { DatasetCoordinator, type DatasetCoordinatorOptions } from '../coordinator/index.ts'
+import { DatasetCoordinator, type DatasetCoordinatorOptions, readRouteRecord, routeGate } from '../coordinator/index.ts'
 import {
   type Backpressure,
   DatasetBackpressure,
   DatasetParticipant,
+  EarlierRoutes,
   Uploader,
   UploadQueue,
 } from '../participant/index.ts'
 import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import type { ControlMessage } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
-import { catalogLabel, type DatasetConfig, type FloeConfig } from '../shared/config/index.ts'
+import { catalogLabel, type DatasetConfig, type FloeConfig, routeIdentity } from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
-import { currentSchema, dataDirectory, defaultSpec } from '../shared/iceberg/metadata/index.ts'
-import { type FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import { currentSchema, dataDirectory, defaultSpec, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
@@ -132,6 +133,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
   const phases = new PhaseClock()
   const routed = dataset.route ? new RoutedTables(catalog, dataset) : undefined
+  const route = dataset.route ? { ...routeIdentity(dataset.route), earlier: new EarlierRoutes() } : undefined
   const participant = new DatasetParticipant({
     dataset,
     group,
@@ -147,6 +149,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
       dataLocation: dataDirectory(loaded.metadata),
       offsets: async (topic) => {
         const { metadata } = await catalog.loadTable(identifier)
+        if (route) positionUnderRoute(metadata, group, route)
         return readProgress(metadata, group).get(topic) ?? new Map()
       },
       current: async () => {
@@ -164,6 +167,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
         return { schema: currentSchema(metadata), spec: defaultSpec(metadata) }
       },
       ...(routed ? { routedDataLocation: (table: string) => routed.ensure(table) } : {}),
+      ...(route ? { earlierRoutes: route.earlier } : {}),
     },
     admin: deps.admin,
     producer: deps.producer,
@@ -179,7 +183,11 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     onFatal: fatal,
   })
   const coordinator = new DatasetCoordinator({
-    dataset: { name: dataset.name, topics: () => participant.topics, routed: dataset.route !== undefined },
+    dataset: {
+      name: dataset.name,
+      topics: () => participant.topics,
+      ...(dataset.route ? { route: routeIdentity(dataset.route) } : {}),
+    },
     group,
     workerId: deps.workerId,
     commitIntervalMs: config.ingestion.commitIntervalSeconds * 1000,
@@ -265,4 +273,27 @@ function maintenanceOf(
       companionsOf: (location) => [bloomSidecarLocation(location)],
     },
   }
+}
+
+/**
+ * A routed dataset's partitions read only under the ledger's route (docs/architecture.md, "A route
+ * changed while the fleet runs"), skipping what its earlier generations' tables hold above the
+ * ledger: refreshes those floors, or refuses (the partition asks again) while the ledger is at
+ * another route or switching to this one.
+ */
+function positionUnderRoute(
+  ledger: TableMetadata,
+  group: string,
+  route: { fingerprint: string; earlier: EarlierRoutes },
+): void {
+  const record = readRouteRecord(ledger, group)
+  const gate = routeGate(record, route.fingerprint)
+  if (!gate.open || !record) {
+    throw new FloeError(
+      'ROUTE_SWITCH_PENDING',
+      `this worker's route ${route.fingerprint} is not the ledger's yet (${gate.open ? 'no route recorded' : gate.why}): its partitions wait for the switch`,
+      { details: { route: route.fingerprint, ledgerRoute: record?.fingerprint } },
+    )
+  }
+  route.earlier.update(record.earlier)
 }

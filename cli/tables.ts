@@ -23,7 +23,7 @@ import {
   widenFields,
 } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
-import { findProgress } from '../shared/progress/index.ts'
+import { findProgress, isGroupOffsetsKey } from '../shared/progress/index.ts'
 
 export function tableIdentifier(dataset: DatasetConfig): TableIdentifier {
   return { namespace: dataset.namespace, name: dataset.tableName }
@@ -131,10 +131,18 @@ export async function routedTablesOf(
         if (isFloeError(error, 'CATALOG_NOT_FOUND')) return undefined
         throw error
       })
-      if (loaded && findProgress(loaded.metadata, group).source.kind !== 'none') found.push(table)
+      if (loaded && holdsMarkerOf(loaded.metadata, group)) found.push(table)
     }
   }
   return found.sort((a, b) => compareText(formatTableIdentifier(a), formatTableIdentifier(b)))
+}
+
+/** The table holds a marker of `group`, of any route generation (each is mirrored in a property). */
+function holdsMarkerOf(metadata: TableMetadata, group: string): boolean {
+  return (
+    findProgress(metadata, group).source.kind !== 'none' ||
+    Object.keys(metadata.properties).some((key) => isGroupOffsetsKey(key, group))
+  )
 }
 
 function compareText(a: string, b: string): number {

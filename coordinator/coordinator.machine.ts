@@ -215,7 +215,7 @@ export const coordinatorMachine = setup({
           target: 'open',
           actions: [
             assign(({ context, event }) => ({
-              round: openRound(event.output.commitId, event.output.expected),
+              round: openRound(event.output.commitId, event.output.expected, event.output.route),
               tableOffsets: event.output.tableOffsets,
               timing: { ...zeroTiming, startedAt: event.output.startedAt },
               now: Math.max(context.now, event.output.startedAt),

@@ -32,6 +32,8 @@ import { type CoordinatorMaintenance, type MaintenanceRunner, tableMaintenance }
 import { RoundLog } from './round-log.ts'
 import type { ExpectedPartitions } from './round-tracker.ts'
 import { type RoundResult, RoundWaiters } from './round-waiters.ts'
+import { readRouteRecord, switchDue } from './route-record.ts'
+import { type RouteSwitchRequest, switchRoute } from './route-switch.ts'
 import { logRoutedTrouble, routedCommitRoundLogic } from './routed-commit-logic.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
@@ -47,8 +49,11 @@ export interface DatasetCoordinatorOptions {
   dataset: {
     name: string
     topics: () => readonly string[]
-    /** The dataset routes into many tables: `table` is its ledger, and each round commits per table. */
-    routed?: boolean
+    /**
+     * The dataset routes into many tables: `table` is its ledger, each round commits per table, and
+     * a round starts by switching the ledger to this route when it is at another.
+     */
+    route?: RouteSwitchRequest
   }
   /** The dataset's consumer group: names the progress marker. */
   group: string
@@ -76,6 +81,8 @@ export interface DatasetCoordinatorOptions {
   sessionTimeoutMs?: number
   /** Overrides the table's commit.retry.* policy. */
   retry?: Partial<RetryPolicy>
+  /** When this worker started (ms since the epoch; the process's start by default): a routed ledger switched after it is not switched back. */
+  workerStartedAtMs?: number
   /**
    * A fatal error (a damaged progress marker, a broken invariant): retrying cannot help and
    * committing on a guess could lose or duplicate data, so the worker stops. Without it, such a
@@ -148,9 +155,17 @@ export class DatasetCoordinator {
         endRound: fromPromise<EndRoundOutput, EndRoundInput>(({ input, signal }) =>
           this.#track(this.#endRound(input, signal)),
         ),
-        commitRound: this.#o.dataset.routed
+        commitRound: this.#o.dataset.route
           ? routedCommitRoundLogic(
-              { catalog, storage, ledger: table, group, now: this.#now, ...(retry ? { retry } : {}) },
+              {
+                catalog,
+                storage,
+                ledger: table,
+                group,
+                route: this.#o.dataset.route.fingerprint,
+                now: this.#now,
+                ...(retry ? { retry } : {}),
+              },
               this.#now,
               (trouble) => logRoutedTrouble(this.#o.logger, this.dataset, trouble),
             )
@@ -267,7 +282,23 @@ export class DatasetCoordinator {
 
   async #startRound(signal: AbortSignal): Promise<StartRoundOutput> {
     const topics = this.#o.dataset.topics()
-    const { metadata } = await this.#o.catalog.loadTable(this.#o.table)
+    let { metadata } = await this.#o.catalog.loadTable(this.#o.table)
+    const route = this.#o.dataset.route
+    if (route) {
+      const startedAt = this.#o.workerStartedAtMs ?? performance.timeOrigin
+      const { due, newer } = switchDue(readRouteRecord(metadata, this.#o.group), route.fingerprint, startedAt)
+      if (newer) {
+        throw new FloeError(
+          'COMMIT_REJECTED',
+          `the ledger was switched to route ${newer.fingerprint} at ${new Date(newer.markedAtMs).toISOString()}, after this worker started with route ${route.fingerprint}: restart it with the dataset's new route`,
+          { details: { ledgerRoute: newer.fingerprint, route: route.fingerprint } },
+        )
+      }
+      if (due) {
+        await this.#switchRoute(route, signal)
+        ;({ metadata } = await this.#o.catalog.loadTable(this.#o.table))
+      }
+    }
     this.#gauges.set(mainSnapshot(metadata))
     this.#maintenance?.tableRead(metadata.properties)
     // Before START-COMMIT: a late round's participants still wait for its ACK, and are in line
@@ -282,7 +313,29 @@ export class DatasetCoordinator {
     const startedAt = this.#now()
     await this.#send(commitId, startedAt, startCommitBody(progress, refSnapshotId(metadata)))
     for (const [topic, count] of expected) this.#track(updateLag(this.#o, this.dataset, topic, progress, count))
-    return { commitId, expected, tableOffsets: progress, startedAt }
+    return { commitId, expected, tableOffsets: progress, startedAt, ...(route ? { route: route.fingerprint } : {}) }
+  }
+
+  /** The ledger switched to this coordinator's route (docs/architecture.md, "A route changed while the fleet runs"). */
+  async #switchRoute(route: RouteSwitchRequest, signal: AbortSignal): Promise<void> {
+    const { catalog, storage, table, group, retry, logger } = this.#o
+    const started = this.#now()
+    logger.info({ dataset: this.dataset, route: route.fingerprint }, 'switching the ledger to this route')
+    const result = await switchRoute(
+      { catalog, storage, ledger: table, group, signal, ...(retry ? { retry } : {}) },
+      route,
+    )
+    logger.info(
+      {
+        dataset: this.dataset,
+        route: route.fingerprint,
+        generation: result.record.generation,
+        fencedTables: result.fenced.length,
+        floors: result.floors,
+        durationMs: this.#now() - started,
+      },
+      result.switched ? 'switched the ledger to this route' : 'the ledger is at this route already',
+    )
   }
 
   async #endRound(input: EndRoundInput, signal: AbortSignal): Promise<EndRoundOutput> {

@@ -99,7 +99,6 @@ export {
 export type { RoundResult } from './round-waiters.ts'
 export {
   type EarlierRoute,
-  generationOffsetsKey,
   type RouteFloors,
   type RouteGate,
   type RouteGeneration,

@@ -37,6 +37,8 @@ export interface StartRoundOutput {
   tableOffsets: Progress
   /** When START-COMMIT was sent. */
   startedAt: number
+  /** A routed dataset's route fingerprint: statuses of another route are ignored. */
+  route?: string
 }
 export interface EndRoundInput {
   dataset: string

@@ -272,6 +272,27 @@ describe('RoundTracker, shared-segment statuses', () => {
     )
   })
 
+  test("a routed round takes only statuses of the coordinator's route", () => {
+    const round = openRound(commitId, new Map([[topic, 2]]), 'route-b')
+    const ofRoute = (route?: string) => ({ ...asMessage(a1), ...(route === undefined ? {} : { route }) })
+    assert.deepEqual(
+      recordWriteStatus(round, ofRoute('route-a')).ignored.map((i) => i.reason),
+      ['other-route', 'other-route'],
+    )
+    assert.deepEqual(
+      recordWriteStatus(round, ofRoute()).ignored.map((i) => i.reason),
+      ['other-route', 'other-route'],
+      'a sender that names no route is of none',
+    )
+    const taken = recordWriteStatus(round, ofRoute('route-b'))
+    assert.deepEqual(taken.recorded, at(0, 1))
+    // an unrouted round takes any
+    assert.deepEqual(
+      recordWriteStatus(openRound(commitId, new Map([[topic, 2]])), ofRoute('route-a')).recorded,
+      at(0, 1),
+    )
+  })
+
   test('on the timeout commits the senders that answered', () => {
     const tracker = recordWriteStatus(openRound(commitId, new Map([[topic, 4]])), asMessage(a1)).tracker
     assert.deepEqual(decideRound(tracker, 10, 10), { kind: 'commit', partial: true, missing: at(2, 3) })

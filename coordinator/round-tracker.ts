@@ -26,6 +26,12 @@ export interface RoundTracker {
    * whole statuses.
    */
   readonly reports: ReadonlyMap<string, RotationReport>
+  /**
+   * A routed dataset's: the fingerprint of the coordinator's route. A status of another route
+   * claims by other tables, so it is ignored (its partitions answer once their worker runs this
+   * route).
+   */
+  readonly route?: string
 }
 
 export type IgnoredReason =
@@ -35,6 +41,8 @@ export type IgnoredReason =
   | 'invalid-partition'
   /** The partition already answered from a newer consumer-group generation: this sender is a zombie. */
   | 'older-generation'
+  /** A routed status of another route than the coordinator's (or of none: a sender older than routes' fingerprints). */
+  | 'other-route'
   /** The very same status from the very same sender again (a redelivered control message). */
   | 'duplicate'
   /** Arrived after the round stopped collecting (the machine decides this, not the tracker). */
@@ -53,8 +61,8 @@ export interface Recorded {
   ignored: IgnoredStatus[]
 }
 
-export function openRound(commitId: string, expected: ExpectedPartitions): RoundTracker {
-  return { commitId, expected, statuses: new Map(), reports: new Map() }
+export function openRound(commitId: string, expected: ExpectedPartitions, route?: string): RoundTracker {
+  return { commitId, expected, statuses: new Map(), reports: new Map(), ...(route === undefined ? {} : { route }) }
 }
 
 function sameSender(a: Sender, b: Sender): boolean {
@@ -114,6 +122,7 @@ function recordRotationReport(
     ignored: partitions.map((p) => ({ ...p, reason })),
   })
   if (report.commitId !== tracker.commitId) return ignoreAll('other-commit')
+  if (tracker.route !== undefined && report.route !== tracker.route) return ignoreAll('other-route')
   const named = [...report.statuses, ...rotations.flatMap((r) => r.ranges)]
   if (named.some((s) => !tracker.expected.has(s.topic) || (report.topic !== undefined && s.topic !== report.topic)))
     return ignoreAll('other-topic')

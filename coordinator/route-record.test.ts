@@ -4,15 +4,15 @@ import { describe, test } from 'node:test'
 import { routeDefinitionOf, routeFingerprint } from '../shared/config/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { isFloeError } from '../shared/index.ts'
-import { offsetsKey } from './progress.ts'
+import { generationOffsetsKey, isGroupOffsetsKey, isOffsetsKey, offsetsKey } from './progress.ts'
 import {
   encodeRouteRecord,
-  generationOffsetsKey,
   markedRecord,
   type RouteRecord,
   readRouteRecord,
   routeGate,
   routeRecordKey,
+  switchDue,
   switchedRecord,
   withoutPassedFloors,
 } from './route-record.ts'
@@ -76,12 +76,19 @@ describe('the route record', () => {
     // no group's plain key spells another group's generation key
     assert.notEqual(generationOffsetsKey('g', 1), offsetsKey('1.g'))
     assert.deepEqual(routeGate(undefined, 'any'), { open: true, generation: 0 })
+    for (const key of [offsetsKey(group), generationOffsetsKey(group, 2)]) {
+      assert.ok(isOffsetsKey(key) && isGroupOffsetsKey(key, group), key)
+    }
+    assert.equal(isGroupOffsetsKey(generationOffsetsKey('other', 2), group), false)
+    assert.equal(isGroupOffsetsKey(generationOffsetsKey(`x.${group}`, 2), group), false)
+    assert.equal(isOffsetsKey('floe.offsets-note'), false)
   })
 
   test('goes through the ledger and back, floors of 64-bit offsets included', () => {
     const record: RouteRecord = {
       ...next(byKind),
       generation: 3,
+      markedAtMs: 1_765_000_000_000,
       earlier: [
         {
           generation: 2,
@@ -91,7 +98,7 @@ describe('the route record', () => {
       ],
     }
     assert.deepEqual(readRouteRecord(ledgerWith(record), group), record)
-    const switching = markedRecord(record, next(byRegion)) as RouteRecord
+    const switching = markedRecord(record, next(byRegion), 1_000) as RouteRecord
     assert.deepEqual(readRouteRecord(ledgerWith(switching), group), switching)
   })
 
@@ -100,7 +107,8 @@ describe('the route record', () => {
       '{',
       '[]',
       '{"generation":1}',
-      '{"generation":-1,"fingerprint":"x","definition":{"field":"f","table":"t"},"earlier":[]}',
+      '{"generation":-1,"fingerprint":"x","definition":{"field":"f","table":"t"},"markedAtMs":0,"earlier":[]}',
+      '{"generation":1,"fingerprint":"x","definition":{"field":"f","table":"t"},"earlier":[]}',
     ]) {
       const metadata = { properties: { [routeRecordKey(group)]: text } } as unknown as TableMetadata
       assert.throws(
@@ -113,16 +121,20 @@ describe('the route record', () => {
 
 describe('a switch', () => {
   test('from generation 0 takes the route it switches to as the one that ran', () => {
-    const marked = markedRecord(undefined, next(byRegion)) as RouteRecord
+    const marked = markedRecord(undefined, next(byRegion), 1_000) as RouteRecord
     assert.equal(marked.generation, 1)
     assert.deepEqual(marked.switchingFrom, { generation: 0, ...next(byRegion) })
-    assert.equal(markedRecord(marked, next(byRegion)), undefined, 'switching to it already: finish, do not mark')
+    assert.equal(markedRecord(marked, next(byRegion), 2_000), undefined, 'switching to it already: finish, do not mark')
   })
 
   test('over one that never finished leaves the route that last ran', () => {
-    const running: RouteRecord = { generation: 4, ...next(byRegion), earlier: [] }
-    const toKind = markedRecord(running, next(byKind)) as RouteRecord
-    const back = markedRecord(toKind, { fingerprint: 'third', definition: { field: 'x', table: 'ns.x_{value}' } })
+    const running: RouteRecord = { generation: 4, ...next(byRegion), markedAtMs: 500, earlier: [] }
+    const toKind = markedRecord(running, next(byKind), 3_000) as RouteRecord
+    const back = markedRecord(
+      toKind,
+      { fingerprint: 'third', definition: { field: 'x', table: 'ns.x_{value}' } },
+      4_000,
+    )
     assert.equal(back?.generation, 6)
     assert.deepEqual(back?.switchingFrom, { generation: 4, ...next(byRegion) })
     assert.deepEqual(routeGate(toKind, toKind.fingerprint), {
@@ -133,7 +145,11 @@ describe('a switch', () => {
   })
 
   test('records the fenced markers above the ledger as floors, and only those', () => {
-    const marked = markedRecord({ generation: 1, ...next(byRegion), earlier: [] }, next(byKind)) as RouteRecord
+    const marked = markedRecord(
+      { generation: 1, ...next(byRegion), markedAtMs: 0, earlier: [] },
+      next(byKind),
+      1_000,
+    ) as RouteRecord
     const switched = switchedRecord(
       marked,
       markerOf({ 0: 100n, 1: 50n }),
@@ -151,16 +167,38 @@ describe('a switch', () => {
   })
 
   test('with nothing above the ledger keeps no earlier generation', () => {
-    const marked = markedRecord(undefined, next(byRegion)) as RouteRecord
+    const marked = markedRecord(undefined, next(byRegion), 1_000) as RouteRecord
     const switched = switchedRecord(marked, markerOf({ 0: 100n }), new Map([['ns.events_eu', markerOf({ 0: 100n })]]))
     assert.deepEqual(switched.earlier, [])
   })
+})
+
+test('a coordinator switches from a route marked before its worker started, never from a newer one', () => {
+  const at = (markedAtMs: number, switching = false): RouteRecord => ({
+    generation: 2,
+    ...next(byRegion),
+    markedAtMs,
+    earlier: [],
+    ...(switching ? { switchingFrom: { generation: 1, ...next(byKind) } } : {}),
+  })
+  const kind = next(byKind).fingerprint
+  assert.deepEqual(switchDue(undefined, kind, 5_000), { due: true })
+  assert.deepEqual(switchDue(at(4_000), kind, 5_000), { due: true })
+  assert.deepEqual(switchDue(at(6_000), kind, 5_000), { due: false, newer: at(6_000) })
+  assert.deepEqual(switchDue(at(6_000, true), kind, 5_000).due, false, 'a newer switch under way is left to finish')
+  assert.deepEqual(
+    switchDue(at(4_000, true), next(byRegion).fingerprint, 5_000),
+    { due: true },
+    'one to this route is finished',
+  )
+  assert.deepEqual(switchDue(at(6_000), next(byRegion).fingerprint, 5_000), { due: false })
 })
 
 test('floors the ledger has passed are dropped, and a generation left with none', () => {
   const record: RouteRecord = {
     generation: 3,
     ...next(byKind),
+    markedAtMs: 0,
     earlier: [
       {
         generation: 1,

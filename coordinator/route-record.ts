@@ -4,7 +4,8 @@
 // ledger (their floors). Pure: what the switch commits, what the gate asks, what a worker skips.
 //
 // A ledger made before generations existed has no record: generation 0, whose tables' markers are
-// the plain `floe.offsets.<group>`. Generation n > 0 keeps its markers under a key of its own, so
+// the plain `floe.offsets.<group>`. Generation n > 0 keeps its markers under a key of its own
+// (generationOffsetsKey, with the markers in shared/progress), so
 // a table both routes name starts the new route's claims at the ledger, never at what the old
 // route left in it.
 
@@ -12,7 +13,7 @@ import type { RouteDefinition } from '../shared/config/index.ts'
 import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError } from '../shared/index.ts'
 import { type JsonValue, parseJson, stringifyJson } from '../shared/json/index.ts'
-import { offsetsKey, type Progress } from './progress.ts'
+import type { Progress } from './progress.ts'
 
 /** A route that ran, by generation. */
 export interface RouteGeneration {
@@ -30,6 +31,11 @@ export interface EarlierRoute extends RouteGeneration {
 }
 
 export interface RouteRecord extends RouteGeneration {
+  /**
+   * When the switch to this generation was marked (ms since the epoch). A coordinator whose worker
+   * started after it runs the newer configuration; one that started before does not switch back.
+   */
+  markedAtMs: number
   /** Set from the mark to the switched commit: the route that last ran, whose tables are fenced. */
   switchingFrom?: RouteGeneration
   /** Oldest first. */
@@ -41,14 +47,6 @@ export const routeRecordKey = (group: string): string => `floe.route.${group}`
 
 /** The summary key and property a fence writes on a table: the generation it is fenced for. */
 export const fenceKey = (group: string): string => `floe.route-generation.${group}`
-
-/**
- * The key of a table's marker under a route generation. Generation 0 keeps the key markers always
- * had; the generation comes before the group so that no group name can spell another's key.
- */
-export function generationOffsetsKey(group: string, generation: number): string {
-  return generation === 0 ? offsetsKey(group) : `floe.offsets@${generation}.${group}`
-}
 
 const damaged = (why: string, text: string) =>
   new FloeError('INVARIANT_BROKEN', `the ledger's route record is damaged: ${why}`, { details: { record: text } })
@@ -66,12 +64,16 @@ export function readRouteRecord(metadata: TableMetadata, group: string): RouteRe
   const record = asObject(parsed)
   if (!record) throw damaged('not an object', text)
   const generation = generationOf(record, text)
+  const markedAt = record.markedAtMs
+  const markedAtMs = typeof markedAt === 'bigint' ? Number(markedAt) : markedAt
+  if (typeof markedAtMs !== 'number' || !Number.isSafeInteger(markedAtMs)) throw damaged('no time of its mark', text)
   const switchingFrom =
     record.switchingFrom === undefined ? undefined : generationOf(asObject(record.switchingFrom), text)
   const earlier = record.earlier
   if (!Array.isArray(earlier)) throw damaged('earlier is not a list', text)
   return {
     ...generation,
+    markedAtMs,
     ...(switchingFrom ? { switchingFrom } : {}),
     earlier: earlier.map((entry) => {
       const fields = asObject(entry)
@@ -97,6 +99,7 @@ export function encodeRouteRecord(record: RouteRecord): string {
     )
   return stringifyJson({
     ...generation(record),
+    markedAtMs: record.markedAtMs,
     ...(record.switchingFrom ? { switchingFrom: generation(record.switchingFrom) } : {}),
     earlier: record.earlier.map((e) => ({ ...generation(e), floors: floors(e.floors) })),
   })
@@ -111,6 +114,7 @@ export function encodeRouteRecord(record: RouteRecord): string {
 export function markedRecord(
   current: RouteRecord | undefined,
   next: { fingerprint: string; definition: RouteDefinition },
+  atMs: number,
 ): RouteRecord | undefined {
   if (current?.fingerprint === next.fingerprint) return undefined
   // A ledger of generation 0 ran the route it is switched to, as far as anyone can tell.
@@ -120,6 +124,7 @@ export function markedRecord(
     generation: (current?.generation ?? 0) + 1,
     fingerprint: next.fingerprint,
     definition: next.definition,
+    markedAtMs: atMs,
     switchingFrom: from,
     earlier: current?.earlier ?? [],
   }
@@ -170,6 +175,21 @@ export function withoutPassedFloors(record: RouteRecord, ledger: Progress): Rout
     if (floors.size > 0) earlier.push({ ...entry, floors })
   }
   return { ...record, earlier }
+}
+
+/**
+ * Whether a coordinator of route `fingerprint`, whose worker started at `startedAtMs`, switches the
+ * ledger: when it is at another route (or switching to another) that was marked before the worker
+ * started. A mark after that is a newer configuration's, which an older worker does not undo.
+ */
+export function switchDue(
+  record: RouteRecord | undefined,
+  fingerprint: string,
+  startedAtMs: number,
+): { due: boolean; newer?: RouteRecord } {
+  if (!record) return { due: true }
+  if (record.fingerprint === fingerprint) return { due: record.switchingFrom !== undefined }
+  return record.markedAtMs > startedAtMs ? { due: false, newer: record } : { due: true }
 }
 
 export type RouteGate = { open: true; generation: number } | { open: false; why: string }

@@ -8,12 +8,20 @@ import { type RouteDefinition, routeFingerprint } from '../shared/config/index.t
 import { appendFiles } from '../shared/iceberg/commit/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
-import { encodeProgress, floeSummaryKeys, offsetsKey, type Progress, readProgress } from './progress.ts'
+import {
+  encodeProgress,
+  floeSummaryKeys,
+  generationOffsetsKey,
+  offsetsKey,
+  type Progress,
+  readProgress,
+} from './progress.ts'
 import { fenceKey, type RouteRecord } from './route-record.ts'
 import { askRouteGate, loadRouteRecord, type RouteSwitchTarget, switchRoute } from './route-switch.ts'
-import { markerOf } from './routed-fixtures.ts'
+import { commitRoutedRound, type RoutedCommitTarget } from './routed-commit.ts'
+import { markerOf, routed } from './routed-fixtures.ts'
 import { catalogForFile, oneLongColumn } from './test-catalog.ts'
-import { group, topic } from './test-fixtures.ts'
+import { group, rotationReport as report, topic } from './test-fixtures.ts'
 
 const storage = new LocalFileStorage()
 const opened = catalogForFile('floe-route-switch-', storage)
@@ -56,7 +64,7 @@ async function dataset(ns: string) {
 }
 
 const floorsOf = (record: RouteRecord) =>
-  record.earlier.map((e) => [
+  record.earlier.map((e): [number, string[]] => [
     e.generation,
     [...(e.floors.get(topic) ?? [])].flatMap(([p, tables]) => [...tables].map(([t, o]) => `${p}:${t}@${o}`)),
   ])
@@ -148,5 +156,108 @@ describe('switchRoute', () => {
     const table = (await opened.catalog.loadTable(parseTableIdentifier('late.events_eu'))).metadata
     assert.deepEqual(readProgress(table, group), markerOf({ 0: 150n }), 'the late commit did not land')
     assert.deepEqual(floorsOf(switched as RouteRecord), [[0, ['0:late.events_eu@150']]])
+  })
+})
+
+describe('a routed round under the gate', () => {
+  const roundOf = (ns: string) => [
+    report(1, 'w1', [
+      routed(
+        'r1',
+        [[0, 100n, 200n]],
+        [
+          [`${ns}.events_eu`, [[0, 100n, 200n]]],
+          [`${ns}.events_us`, [[0, 100n, 200n]]],
+        ],
+      ),
+    ]),
+  ]
+  const roundTarget = (target: RouteSwitchTarget, fingerprint: string, over?: Catalog): RoutedCommitTarget => ({
+    ...target,
+    ...(over ? { catalog: over } : {}),
+    route: fingerprint,
+  })
+  const markerIn = async (table: string, key: string) =>
+    (await opened.catalog.loadTable(parseTableIdentifier(table))).metadata.properties[key]
+
+  test("commits under the new generation's markers, judged from the ledger, not the old markers", async () => {
+    const { target } = await dataset('gen')
+    const { fingerprint } = route('gen')
+    await switchRoute(target(), route('gen'))
+    // events_eu's old marker (150) is above the ledger: under generation 1 a claim from 100 is right.
+    const result = await commitRoutedRound(roundTarget(target(), fingerprint), {
+      commitId: 'gen-1',
+      reports: roundOf('gen'),
+    })
+    assert.equal(result.ledger.landed, true)
+    const key = generationOffsetsKey(group, 1)
+    assert.equal(await markerIn('gen.events_eu', key), encodeProgress(markerOf({ 0: 200n })))
+    const eu = (await opened.catalog.loadTable(parseTableIdentifier('gen.events_eu'))).metadata
+    assert.deepEqual(readProgress(eu, group), markerOf({ 0: 150n }), 'the old marker stays')
+    // the ledger passed events_eu's floor (150): the route record keeps no earlier generation
+    assert.deepEqual((await loadRouteRecord(opened.catalog, target().ledger, group))?.earlier, [])
+  })
+
+  test('a coordinator of another route commits nothing', async () => {
+    const { target } = await dataset('other')
+    await switchRoute(target(), route('other'))
+    await assert.rejects(
+      commitRoutedRound(roundTarget(target(), route('other', 'kind').fingerprint), {
+        commitId: 'other-1',
+        reports: roundOf('other'),
+      }),
+      (error) => isFloeError(error, 'COMMIT_REJECTED') && /at route/.test(error.message),
+    )
+  })
+
+  test('a switch that lands while the round commits: its tables lose to the fences and the gate, the ledger stays', async () => {
+    const { target } = await dataset('mid')
+    const { fingerprint } = route('mid')
+    await switchRoute(target(), route('mid'))
+    let switched = false
+    const switching = new Proxy(opened.catalog, {
+      get(real, property) {
+        if (property === 'commitTable') {
+          return async (...args: Parameters<Catalog['commitTable']>) => {
+            // The first table request goes out after its table was loaded and the gate passed: the switch runs first.
+            if (!switched && args[0].name.startsWith('events_')) {
+              switched = true
+              await switchRoute(target(), route('mid', 'kind'))
+            }
+            return real.commitTable(...args)
+          }
+        }
+        const value = Reflect.get(real, property, real)
+        return typeof value === 'function' ? value.bind(real) : value
+      },
+    }) as Catalog
+    const result = await commitRoutedRound(roundTarget(target(), fingerprint, switching), {
+      commitId: 'mid-1',
+      reports: roundOf('mid'),
+    })
+    console.log(JSON.stringify([...result.tables].map(([t, c]) => [t, c.fate.commit, c.attempts, c.error])))
+    assert.equal(switched, true)
+    assert.equal(result.ledger.landed, false)
+    // Each table either took the round before its fence (so the switch recorded it as a floor) or
+    // lost to the fence and met the gate: never took it after the fence.
+    const record = (await loadRouteRecord(opened.catalog, target().ledger, group)) as RouteRecord
+    const floors = new Map(floorsOf(record))
+    let refused = 0
+    for (const table of ['mid.events_eu', 'mid.events_us']) {
+      const marker = await markerIn(table, generationOffsetsKey(group, 1))
+      if (result.tables.get(table)?.fate.commit === 'landed') {
+        assert.equal(marker, encodeProgress(markerOf({ 0: 200n })))
+        assert.ok((floors.get(1) as string[]).includes(`0:${table}@200`), `${table} landed before its fence: a floor`)
+      } else {
+        refused++
+        assert.equal(marker, undefined, `${table} took nothing of the round`)
+        assert.match(result.tables.get(table)?.error ?? '', /the ledger is at route/)
+      }
+    }
+    assert.ok(refused >= 1, 'the table whose request started the switch lost to its fence')
+    assert.deepEqual(
+      readProgress((await opened.catalog.loadTable(target().ledger)).metadata, group),
+      markerOf({ 0: 100n }),
+    )
   })
 })

@@ -19,11 +19,10 @@ import { ancestorsOfRef } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import { eachBounded } from './each-bounded.ts'
-import { findMarkerIn, type Progress, readProgress } from './progress.ts'
+import { findMarkerIn, generationOffsetsKey, type Progress, readProgress } from './progress.ts'
 import {
   encodeRouteRecord,
   fenceKey,
-  generationOffsetsKey,
   markedRecord,
   type RouteGate,
   type RouteRecord,
@@ -113,7 +112,7 @@ async function markLedger(
       table: target.ledger,
       content: (metadata) => {
         seen = readRouteRecord(metadata, target.group)
-        const next = markedRecord(seen, request)
+        const next = markedRecord(seen, request, Date.now())
         if (!next) throw giveUp('the ledger is at the route already')
         return recordContent(target.group, next)
       },

@@ -25,7 +25,7 @@ import {
   type RetryPolicy,
 } from '../shared/iceberg/commit/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
-import type { TableMetadata } from '../shared/iceberg/metadata/index.ts'
+import { ancestorsOfRef, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { RoundAck } from './commit-content.ts'
@@ -35,13 +35,17 @@ import { planLedgerAdvance } from './ledger.ts'
 import {
   type CommittedOffset,
   encodeProgress,
+  findMarkerIn,
   floeSummaryKeys,
+  generationOffsetsKey,
   mergeProgress,
   offsetsKey,
   type Progress,
   readProgress,
 } from './progress.ts'
 import { type RotationReport, topicPartitionKey } from './rotation-check.ts'
+import { FreshGate, ledgerGate, withPassedFloorsDropped } from './route-gate.ts'
+import { readRouteRecord } from './route-record.ts'
 import { checkRoutedRound, type RoutedCheck } from './routed-round.ts'
 import { landedMarkers, type RoutedAck, routedCutReads, settleRoutedRound, type TableFate } from './routed-settle.ts'
 import { type TableWalk, walkTable } from './routed-walk.ts'
@@ -57,6 +61,12 @@ export interface RoutedCommitTarget {
   now?: () => number
   /** How many tables commit at once. */
   concurrency?: number
+  /**
+   * The fingerprint of the coordinator's route: every commit passes the gate (the ledger at this
+   * route, not switching), and the tables' markers are this route generation's. Absent: the
+   * ledger's generation 0, no gate (tests of the round alone).
+   */
+  route?: string
 }
 
 type RetryInfo = Parameters<NonNullable<AppendRequest['onRetry']>>[0]
@@ -115,6 +125,11 @@ export async function commitRoutedRound(
   const { commitId } = request
   const { metadata: ledgerStart } = await catalog.loadTable(target.ledger)
   const ledgerRead = readProgress(ledgerStart, group)
+  const gate = ledgerGate(target, ledgerStart)
+  if (!gate.open) throw new FloeError('COMMIT_REJECTED', `round ${commitId}: ${gate.why}`, { details: { commitId } })
+  const markerKey = generationOffsetsKey(group, gate.generation)
+  const markerOf = (metadata: TableMetadata) => findMarkerIn(metadata, markerKey, ancestorsOfRef(metadata)).progress
+  const fresh = new FreshGate(target, gate.generation)
 
   const names = new Set(
     request.reports.flatMap((r) => r.rotations.flatMap((rotation) => (rotation.tables ?? []).map((p) => p.table))),
@@ -124,14 +139,14 @@ export async function commitRoutedRound(
   await eachBounded([...names], target.concurrency ?? 8, async (name) => {
     try {
       const { metadata } = await catalog.loadTable(parseTableIdentifier(name))
-      markers.set(name, readProgress(metadata, group))
+      markers.set(name, markerOf(metadata))
     } catch (error) {
       unreadable.push({ table: name, error: messageOf(error) })
     }
   })
 
   const check = checkRoutedRound(ledgerRead, markers, request.reports)
-  const starts = await commitStarts(target, request, check.ledgerStarts, ledgerRead)
+  const starts = await commitStarts(target, request, check.ledgerStarts, ledgerRead, gate.generation)
 
   const accepted = check.rotations.accepted
   const fates = new Map<string, TableFate>()
@@ -145,15 +160,18 @@ export async function commitRoutedRound(
       const result = await appendFiles({
         ...appendBase(target, request, name),
         table: parseTableIdentifier(name),
-        content: (metadata) => {
+        content: async (metadata) => {
           attempts++
-          walk = walkTable(name, readProgress(metadata, group), starts.ledger, accepted)
+          walk = walkTable(name, markerOf(metadata), starts.ledger, accepted)
           if (findCommittedSnapshot(metadata, floeSummaryKeys.commitId, commitId)) {
             alreadyHere = true
             throw giveUp(commitId, name, 'the table holds the round already')
           }
           if (walk.moves.length === 0) throw giveUp(commitId, name, 'its walk accepted no part')
-          return markerContent(commitId, group, mergeProgress(walk.marker, walk.moves), walk.files)
+          // The gate, asked of a ledger read that starts after this load of the table.
+          const now = await fresh.ask()
+          if (!now.open) throw giveUp(commitId, name, now.why)
+          return markerContent(commitId, markerKey, mergeProgress(walk.marker, walk.moves), walk.files)
         },
       })
       const fate: TableFate = { commit: 'landed', ...(walk ? { walk } : {}) }
@@ -169,7 +187,7 @@ export async function commitRoutedRound(
     }
   })
 
-  const ledger = await commitAdvance(target, request, check, fates, starts)
+  const ledger = await commitAdvance(target, request, check, fates, starts, gate.generation)
   const ack = settleRoutedRound(check, fates, ledger, landedMarkers(markers, fates))
   return { check, fates, ledger, ack, tables, unreadable, reads: readSpans(request.reports) }
 }
@@ -189,26 +207,31 @@ async function commitStarts(
   request: RoutedCommitRequest,
   starts: readonly CommittedOffset[],
   read: Progress,
+  generation: number,
 ): Promise<Starts> {
   if (starts.length === 0) return { landed: true, ledger: read }
   // Its own commit id: the advance's loop must not take this commit for its own landed attempt.
   const commitId = `${request.commitId}:ledger-starts`
   let seen = read
+  let closed = false
   try {
     const result = await appendFiles({
       ...appendBase(target, { ...request, commitId }, formatName(target.ledger)),
       table: target.ledger,
       content: (metadata) => {
+        const gate = ledgerGate(target, metadata)
+        closed = !gate.open || gate.generation !== generation
+        if (closed) throw giveUp(commitId, 'the ledger', 'its route generation moved')
         seen = readProgress(metadata, target.group)
         const lacking = starts.filter((s) => seen.get(s.topic)?.get(s.partition) === undefined)
         if (lacking.length === 0) throw giveUp(commitId, 'the ledger', 'every start is there already')
-        return markerContent(commitId, target.group, mergeProgress(seen, lacking), [])
+        return markerContent(commitId, offsetsKey(target.group), mergeProgress(seen, lacking), [])
       },
     })
     return { landed: true, ledger: readProgress(result.metadata, target.group) }
   } catch (error) {
     // Another coordinator started them meanwhile: its starts are the ones the walks must use.
-    if (isFloeError(error, 'COMMIT_REJECTED')) return { landed: true, ledger: seen }
+    if (isFloeError(error, 'COMMIT_REJECTED') && !closed) return { landed: true, ledger: seen }
     return { landed: false, ledger: read }
   }
 }
@@ -220,6 +243,7 @@ async function commitAdvance(
   check: RoutedCheck,
   fates: ReadonlyMap<string, TableFate>,
   starts: Starts,
+  generation: number,
 ): Promise<RoutedLedgerCommit> {
   const { commitId } = request
   const reads = routedCutReads(check, fates)
@@ -240,6 +264,11 @@ async function commitAdvance(
       ...appendBase(target, request, formatName(target.ledger)),
       table: target.ledger,
       content: (metadata: TableMetadata) => {
+        const gate = ledgerGate(target, metadata)
+        if (!gate.open || gate.generation !== generation) {
+          moves = []
+          throw giveUp(commitId, 'the ledger', 'its route generation moved')
+        }
         before = readProgress(metadata, target.group)
         moves = planLedgerAdvance(before, reads).moves
         if (findCommittedSnapshot(metadata, floeSummaryKeys.commitId, commitId)) {
@@ -247,7 +276,13 @@ async function commitAdvance(
           throw giveUp(commitId, 'the ledger', 'the ledger holds the round already')
         }
         if (moves.length === 0) throw giveUp(commitId, 'the ledger', 'no cut moves it')
-        return markerContent(commitId, target.group, mergeProgress(before, moves), [])
+        const after = mergeProgress(before, moves)
+        return withPassedFloorsDropped(
+          target.group,
+          readRouteRecord(metadata, target.group),
+          after,
+          markerContent(commitId, offsetsKey(target.group), after, []),
+        )
       },
     })
     return outcome(true, result.snapshot['snapshot-id'])
@@ -274,7 +309,7 @@ function appendBase(target: RoutedCommitTarget, request: RoutedCommitRequest, ta
  * The files and the marker, as planCommit writes a one-table round's (summary and table property,
  * invariant 8): readProgress reads a routed table's and the ledger's markers the same way.
  */
-function markerContent(commitId: string, group: string, marker: Progress, files: readonly DataFile[]): AppendContent {
+function markerContent(commitId: string, key: string, marker: Progress, files: readonly DataFile[]): AppendContent {
   const paths = new Set<string>()
   for (const file of files) {
     if (paths.has(file.filePath)) {
@@ -287,8 +322,8 @@ function markerContent(commitId: string, group: string, marker: Progress, files:
   const encoded = encodeProgress(marker)
   return {
     files,
-    summary: { [floeSummaryKeys.commitId]: commitId, [offsetsKey(group)]: encoded },
-    properties: { [offsetsKey(group)]: encoded },
+    summary: { [floeSummaryKeys.commitId]: commitId, [key]: encoded },
+    properties: { [key]: encoded },
   }
 }
 

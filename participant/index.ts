@@ -10,6 +10,7 @@ export {
   walDiskUsage,
 } from './backpressure/index.ts'
 export { DatasetParticipant } from './dataset-participant.ts'
+export { type EarlierRouteFloors, EarlierRoutes } from './earlier-routes.ts'
 export type { DatasetParticipantOptions, ParticipantTable } from './participant-options.ts'
 export { Uploader, UploadQueue } from './upload/index.ts'
 export { lockWalDir, processAlive, WAL_LOCK_FILE, type WalLock } from './wal-lock.ts'

@@ -8,6 +8,7 @@ import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { PressureSource } from './backpressure/index.ts'
+import type { EarlierRoutes } from './earlier-routes.ts'
 import type { WalSettings } from './partition-slot.ts'
 import type { UploadQueue } from './upload/index.ts'
 
@@ -34,6 +35,11 @@ export interface ParticipantTable {
    * spec on first use) and resolves to where its data files go.
    */
   routedDataLocation?(table: string): Promise<string>
+  /**
+   * A routed dataset: the floors of the ledger's earlier route generations, which `offsets`
+   * refreshes (and which holds the partitions back while the ledger is not at this route).
+   */
+  earlierRoutes?: EarlierRoutes
 }
 
 export interface DatasetParticipantOptions {

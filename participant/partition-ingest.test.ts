@@ -9,6 +9,7 @@ import { isFloeError } from '../shared/index.ts'
 import type { FetchedPartition, RecordsBatch } from '../shared/kafka/index.ts'
 import { compileDecoder } from './decode/index.ts'
 import { datasetOf, inferredOf } from './decode/test-support.ts'
+import { EarlierRoutes } from './earlier-routes.ts'
 import { decodeFetched, PartitionIngest } from './partition-ingest.ts'
 import { skipFloorsOf } from './skip-floors.ts'
 import { PartitionLog } from './wal/index.ts'
@@ -221,5 +222,53 @@ describe('a routed dataset decodes each row with its table', () => {
     assert.equal(decoded.records, 5)
     assert.equal(decoded.skipped, 1)
     assert.equal(decoded.next, 25n)
+  })
+  test("after a route switch, what an earlier route's tables hold above the ledger is read for its positions only", () => {
+    // The earlier route sent records by `id`'s table; the ledger is at 20, and the earlier route's
+    // ns.old_r1 holds the partition below 22, ns.old_r3 below 22 too (r3 at 23 is above: not held).
+    const earlier = new EarlierRoutes()
+    earlier.update([
+      {
+        generation: 1,
+        definition: { field: 'id', table: 'ns.old_{value}' },
+        floors: new Map([
+          [
+            'events',
+            new Map([
+              [
+                0,
+                new Map([
+                  ['ns.old_r1', 22n],
+                  ['ns.old_r3', 22n],
+                ]),
+              ],
+            ]),
+          ],
+        ]),
+      },
+    ])
+    const floors = earlier.of('events', 0)
+    assert.equal(floors?.below, 22n)
+    assert.equal(earlier.of('events', 1), undefined)
+    const decoded = decodeFetched('events', 0, fetched(20n, [batch(20n, values)], 25n), routed, undefined, floors)
+    assert.deepEqual(
+      decoded.rows.map((row) => row['id']),
+      ['r0', 'r2', 'r3', 'r4'],
+    )
+    assert.equal(decoded.skipped, 1)
+    assert.equal(decoded.next, 25n)
+    // both kinds of floor at once: ns.events_eu's own floor (from a rejection) skips r0 and r2 too
+    const both = decodeFetched(
+      'events',
+      0,
+      fetched(20n, [batch(20n, values)], 25n),
+      routed,
+      skipFloorsOf(new Map([['ns.events_eu', 23n]])),
+      floors,
+    )
+    assert.deepEqual(
+      both.rows.map((row) => row['id']),
+      ['r3', 'r4'],
+    )
   })
 })

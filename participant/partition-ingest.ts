@@ -6,7 +6,14 @@
 import type { NestedField, StructValue } from '../shared/iceberg/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
 import type { FetchedPartition, IncomingRecord, RecordsBatch } from '../shared/kafka/index.ts'
-import { BatchCoordinates, batchTimestampMs, type Decoder, SchemaWidening } from './decode/index.ts'
+import {
+  BatchCoordinates,
+  batchTimestampMs,
+  type Decoder,
+  type RecordCoordinates,
+  SchemaWidening,
+} from './decode/index.ts'
+import type { PartitionEarlierFloors } from './earlier-routes.ts'
 import type { SkipFloors } from './skip-floors.ts'
 import type { PartitionLog, ReadySegment, Rotation, RotationReason } from './wal/index.ts'
 
@@ -65,6 +72,7 @@ export function decodeFetched(
   fetched: FetchedPartition,
   decoder: Decoder,
   floors?: SkipFloors,
+  earlier?: PartitionEarlierFloors,
 ): DecodedBatch {
   const rows: StructValue[] = []
   const routes = decoder.routeTables
@@ -76,7 +84,8 @@ export function decodeFetched(
   let next = fetched.next
   let widening: readonly NestedField[] | undefined
   // one object for every record, and none at all when no column reads a record's coordinates
-  const coordinates = decoder.readsCoordinates ? new BatchCoordinates(topic, partition) : undefined
+  const coordinates =
+    decoder.readsCoordinates || earlier?.readsCoordinates ? new BatchCoordinates(topic, partition) : undefined
   batches: for (const batch of fetched.batches) {
     // Offsets below the position are whole-batch leftovers: compare deltas, not per-record bigints.
     const skip = batch.firstOffset < fetched.from ? Number(fetched.from - batch.firstOffset) : 0
@@ -89,10 +98,15 @@ export function decodeFetched(
       const record = list[i]!
       if (record.offsetDelta < skip) continue
       try {
-        const row = decoder.decode(record.value ?? undefined, coordinates?.at(batch, record))
+        const at = coordinates?.at(batch, record)
+        const row = decoder.decode(record.value ?? undefined, at)
         records++
         if (tables !== undefined) {
           if (floors !== undefined && belowFloor(floors, routes, decoder.table, batch, record.offsetDelta)) {
+            skipped++
+            continue
+          }
+          if (earlier !== undefined && heldEarlier(earlier, decoder, batch, record.offsetDelta, at)) {
             skipped++
             continue
           }
@@ -134,6 +148,17 @@ function belowFloor(
   if (offset >= floors.below) return false
   const floor = floors.byTable.get(routes?.names[table] ?? '')
   return floor !== undefined && offset < floor
+}
+
+function heldEarlier(
+  earlier: PartitionEarlierFloors,
+  decoder: Decoder,
+  batch: RecordsBatch,
+  offsetDelta: number,
+  record: RecordCoordinates | undefined,
+): boolean {
+  const offset = batch.firstOffset + BigInt(offsetDelta)
+  return offset < earlier.below && earlier.holds(decoder, offset, record)
 }
 
 export class PartitionIngest {

@@ -3,6 +3,7 @@
 // WAL, the upload queue and the Kafka group. The record loop asks `position` before it fetches the
 // partition (none unless the machine is writing) and hands each fetched batch to `decode` and
 // `append`; everything else that touches the partition is one of the machine's actors.
+
 import { type Actor, createActor, fromCallback, fromPromise } from 'xstate'
 import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { TopicDataset } from '../shared/config/index.ts'
@@ -11,6 +12,7 @@ import type { FetchedPartition, KafkaAdmin, TopicReader } from '../shared/kafka/
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
 import type { Decoder } from './decode/index.ts'
+import type { EarlierRoutes } from './earlier-routes.ts'
 import {
   type AcknowledgeInput,
   type FlushInput,
@@ -63,7 +65,14 @@ export interface SlotEnvironment {
    * A routed dataset (the decoder's routeTables name its tables): how many tables may have open
    * segments at once, and where each table's data files go (the table is made ready on first use).
    */
-  route?: { maxOpenTables: number; dataLocation(table: string): Promise<string> }
+  route?: {
+    /** The route's fingerprint: what the WAL folder and the statuses name. */
+    fingerprint: string
+    maxOpenTables: number
+    dataLocation(table: string): Promise<string>
+    /** The ledger's earlier route generations' floors, as the last positioning read them. */
+    earlier?: EarlierRoutes
+  }
   wal: WalSettings
   bloomFieldIds: readonly number[]
   autoOffsetReset: 'earliest' | 'latest'

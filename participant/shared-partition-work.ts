@@ -77,7 +77,15 @@ class SharedIngest implements IngestView {
   }
 
   decode(fetched: FetchedPartition, decoder: Decoder): DecodedBatch {
-    return decodeFetched(this.topic, this.partition, fetched, decoder, this.#wal.skipFloors(this.partition))
+    const wal = this.#wal
+    return decodeFetched(
+      this.topic,
+      this.partition,
+      fetched,
+      decoder,
+      wal.skipFloors(this.partition),
+      wal.earlierFloors(this.partition),
+    )
   }
 }
 

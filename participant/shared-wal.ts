@@ -13,6 +13,7 @@ import type { CommitAcks, PartitionWriteStatus, RotationStatus } from '../protoc
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { type ChainPlacement, placeChain } from './chain.ts'
+import type { PartitionEarlierFloors } from './earlier-routes.ts'
 import type { FlushInput, SyncResult } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
@@ -98,6 +99,11 @@ export class SharedWal {
   /** The tables whose records of the partition below a floor are not written again; undefined: none. */
   skipFloors(partition: number): SkipFloors | undefined {
     return this.#floors.get(partition)
+  }
+
+  /** What the ledger's earlier route generations' tables hold of the partition; undefined: nothing. */
+  earlierFloors(partition: number): PartitionEarlierFloors | undefined {
+    return this.#env.route?.earlier?.of(this.#env.dataset.topic, partition)
   }
 
   /** Where the partition reads next; undefined while it is not tracked or the WAL is not open. */

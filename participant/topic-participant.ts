@@ -17,7 +17,7 @@
 // memory relief (relieve-memory.ts), the idle wait (wake-up.ts) and, in the shared-segment layout
 // (`wal.layout: shared`), the topic's one WAL and queue (SharedLayout).
 import type { ControlMessage } from '../protocol/index.ts'
-import type { TopicDataset } from '../shared/config/index.ts'
+import { routeIdentity, type TopicDataset } from '../shared/config/index.ts'
 import { FloeError, isFatal, messageOf } from '../shared/index.ts'
 import type { TopicReader } from '../shared/kafka/index.ts'
 import { type BadRecords, badRecordsOf } from './bad-records.ts'
@@ -94,6 +94,7 @@ export class TopicParticipant {
       group: options.group,
       workerId: options.workerId,
       ...(dataset.severalTopics ? { topic: dataset.topic } : {}),
+      ...(dataset.route ? { route: routeIdentity(dataset.route).fingerprint } : {}),
       membership: () => this.membership(),
       partitionTypeOf: (specId, filePath) => this.#table.partitionTypeOf(specId, filePath),
       sidecars,
@@ -143,7 +144,13 @@ export class TopicParticipant {
     const { route } = dataset
     const routedDataLocation = options.table.routedDataLocation
     if (route && routedDataLocation) {
-      this.#env.route = { maxOpenTables: route.maxOpenTables, dataLocation: (t) => routedDataLocation(t) }
+      const earlier = options.table.earlierRoutes
+      this.#env.route = {
+        fingerprint: routeIdentity(route).fingerprint,
+        maxOpenTables: route.maxOpenTables,
+        dataLocation: (t) => routedDataLocation(t),
+        ...(earlier ? { earlier } : {}),
+      }
     }
     shared?.attach(this.#env)
     this.#inferred = dataset.inferColumns ? this.#inferredColumns(options.table) : undefined

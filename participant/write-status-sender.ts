@@ -25,6 +25,8 @@ export interface WriteStatusSenderOptions {
    * keeps one status per member and topic.
    */
   topic?: string | undefined
+  /** A routed dataset's route fingerprint: the coordinator takes statuses of the ledger's route only. */
+  route?: string
   /** The member id and generation of the moment in the dataset's consumer group. */
   membership(): Pick<Sender, 'memberId' | 'generation'>
   /** The partition type of a data file's spec (TableFollower.partitionTypeOf). */
@@ -44,7 +46,7 @@ export class WriteStatusSender {
   }
 
   async send(commitId: string, { statuses, rotations }: RoundMessage): Promise<void> {
-    const { dataset, group, workerId, statusSpill, sidecars, topic } = this.#o
+    const { dataset, group, workerId, statusSpill, sidecars, topic, route } = this.#o
     const toEntry = (file: DataFile) =>
       toDataFileEntry(file, this.#o.partitionTypeOf(file.specId, file.filePath), sidecars.get(file.filePath))
     let message: ControlMessage<WriteStatus> = {
@@ -58,6 +60,7 @@ export class WriteStatusSender {
         partitions: statuses.map((status) => toPartitionStatus(status, toEntry)),
         ...(rotations === undefined ? {} : { rotations: rotations.map((rotation) => toRotation(rotation, toEntry)) }),
         ...(topic === undefined ? {} : { topic }),
+        ...(route === undefined ? {} : { route }),
       },
     }
     if (statusSpill) {

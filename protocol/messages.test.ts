@@ -45,6 +45,7 @@ const bodies: [string, ControlBody][] = [
   ['a WriteStatus without partitions', { type: 'WriteStatus', partitions: [] }],
   ['a WriteStatus of shared-segment rotations, one of them without files or ranges', rotationWriteStatus(2)],
   ['a WriteStatus of a routed rotation, its files and claims naming their tables', routedWriteStatus()],
+  ["a routed WriteStatus naming its sender's route", { ...routedWriteStatus(), route: '9f86d081884c7d65' }],
   [
     'a WriteStatus of the shared-segment layout with no rotation yet (still not a per-partition status)',
     {

@@ -122,6 +122,8 @@ export interface WriteStatus {
    * topic and member); absent from one that reads a single topic.
    */
   topic?: string
+  /** The fingerprint of the sender's route; absent from an unrouted dataset. */
+  route?: string
 }
 
 export interface PartitionFilePaths extends TopicPartition {

@@ -92,6 +92,8 @@ export interface WriteStatusReport {
   rotations?: readonly RotationStatus[]
   /** The topic it answers for, when its sender's dataset reads several (WriteStatus.topic). */
   topic?: string
+  /** The fingerprint of its sender's route (WriteStatus.route), from a routed dataset. */
+  route?: string
 }
 
 /**
@@ -219,5 +221,6 @@ export function writeStatusReport(
       ? {}
       : { rotations: message.body.rotations.map((rotation) => fromRotation(rotation, toDataFile)) }),
     ...(message.body.topic === undefined ? {} : { topic: message.body.topic }),
+    ...(message.body.route === undefined ? {} : { route: message.body.route }),
   }
 }

@@ -64,6 +64,7 @@ export function bodyToWire(body: ControlBody): WireBody {
           rotations: (body.rotations ?? []).map(rotationToWire),
           sharedSegments: body.rotations !== undefined,
           topic: body.topic ?? '',
+          route: body.route ?? '',
         },
       }
     case 'CommitAcked':
@@ -118,7 +119,7 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
     case 'endCommit':
       return { type: 'EndCommit', expectedPartitions: body.value.expectedPartitions.map(tpFromWire) }
     case 'writeStatus': {
-      const { partitions, filesPointer, fileCount, rotations, sharedSegments, topic } = body.value
+      const { partitions, filesPointer, fileCount, rotations, sharedSegments, topic, route } = body.value
       return {
         type: 'WriteStatus',
         partitions: partitions.map(partitionStatusFromWire),
@@ -128,6 +129,7 @@ export function bodyFromWire(body: WireBody): ControlBody | undefined {
         ...(rotations.length === 0 && !sharedSegments ? {} : { rotations: rotations.map(rotationFromWire) }),
         ...(filesPointer === '' ? {} : { filesPointer: { location: filesPointer, fileCount } }),
         ...(topic === '' ? {} : { topic }),
+        ...(route === '' ? {} : { route }),
       }
     }
     case 'commitAcked':

@@ -25,6 +25,7 @@ const expected: Record<ErrorCode, { retryable: boolean; fatal: boolean }> = {
   STORAGE_NOT_FOUND: { retryable: false, fatal: false },
   PROTOCOL_UNDECODABLE: { retryable: false, fatal: false },
   PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },
+  ROUTE_SWITCH_PENDING: { retryable: true, fatal: false },
   INVARIANT_BROKEN: { retryable: false, fatal: true },
   WAL_IN_USE: { retryable: false, fatal: true },
   BAD_RECORD_STOP: { retryable: false, fatal: true },

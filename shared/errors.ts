@@ -47,6 +47,11 @@ export const errorCodes = {
   /** A bad record the dataset cannot keep anywhere, under `badRecords: stop`: the worker stops. */
   BAD_RECORD_STOP: { retryable: false, fatal: true },
   STORAGE_NOT_FOUND: { retryable: false, fatal: false },
+  /**
+   * A routed dataset's ledger is not at this worker's route (a switch to it is under way, or it is
+   * at another): the worker's partitions wait and ask again.
+   */
+  ROUTE_SWITCH_PENDING: { retryable: true, fatal: false },
   // protocol
   PROTOCOL_UNDECODABLE: { retryable: false, fatal: false },
   PROTOCOL_VERSION_UNSUPPORTED: { retryable: false, fatal: false },

@@ -5,14 +5,10 @@
 // table, through kill -9 of the coordinator and of a participant mid-round and the REST catalog
 // frozen while a round commits its tables (some committed, the rest and the ledger not yet). The
 // workers keep few tables open, so tables are evicted (closed early) all along.
-import { readdir } from 'node:fs/promises'
-import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
-import { endpoints } from '../harness.ts'
-import { freezeService, thawService } from '../stack/index.ts'
 import { assertEveryIdOnce, Fleet } from './fleet.ts'
+import { killCoordinatorMidRound } from './routed-commits.ts'
 
 const minute = 60_000
 const tables = 50
@@ -47,20 +43,8 @@ describe('a dataset routed into many tables on the real stack', { concurrency: f
     // there: some tables hold the round, the others and the ledger do not. The next coordinator's
     // round finds the tables that hold it ahead of the ledger; they refuse the rotations sent
     // again, and the partitions are read again from the ledger, skipping what those tables hold.
-    const namespace = fleet.table.split('.')[0] as string
-    const before = await tableCommits(namespace)
-    const wave = produceToEvery(600)
-    await waitForMore(namespace, before, 2 * minute)
-    // looked up only now: a rebalance since the kills above may have moved the coordinator
-    const coordinator = await fleet.coordinator()
-    freezeService('iceberg-rest')
-    t.after(() => thawService('iceberg-rest'))
-    coordinator.kill('SIGKILL')
-    await coordinator.exited
-    await sleep(2000)
-    thawService('iceberg-rest')
+    const coordinator = await killCoordinatorMidRound(t, fleet, () => produceToEvery(600))
     await fleet.restart(coordinator)
-    await wave
     await produceToEvery(300)
     const report = await fleet.waitSettled(6 * minute)
     assertEveryIdOnce(fleet, report)
@@ -98,26 +82,4 @@ describe('a dataset routed into many tables on the real stack', { concurrency: f
 async function evictions(fleet: Fleet, worker: Parameters<Fleet['metrics']>[0]): Promise<number> {
   const metrics = await fleet.metrics(worker)
   return [...metrics].find(([name]) => name.startsWith('floe_table_evictions_total{'))?.[1] ?? 0
-}
-
-/** How many metadata files the route's tables have in the REST catalog's warehouse: one per commit. */
-async function tableCommits(namespace: string): Promise<number> {
-  const warehouse = fileURLToPath(endpoints().rest.warehouse)
-  let count = 0
-  const folder = join(warehouse, namespace)
-  for (const table of await readdir(folder).catch(() => [])) {
-    if (!table.startsWith('events_')) continue
-    const files = await readdir(join(folder, table, 'metadata')).catch(() => [])
-    count += files.filter((name) => name.endsWith('.metadata.json')).length
-  }
-  return count
-}
-
-/** Resolves as soon as one of the route's tables has committed since `before` was counted. */
-async function waitForMore(namespace: string, before: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while ((await tableCommits(namespace)) <= before) {
-    if (Date.now() > deadline) throw new Error('no routed table committed')
-    await sleep(20)
-  }
 }

@@ -93,7 +93,7 @@ const checks: Check[] = [
     expectViolation: 'assertion violated (held[j]<=1)',
   },
   {
-    name: 'route switch (designed), safety: the old route still committing, the switch dying and redone',
+    name: 'route switch, safety: the old route still committing, the switch dying and redone',
     model: 'floe-route-switch.pml',
     defines: ['-DNR=2', '-DSTATUSES=2', '-DRESTARTS=1'],
   },

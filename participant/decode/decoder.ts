@@ -60,6 +60,11 @@ export interface Decoder {
    */
   readonly table: number
   /**
+   * A routed dataset's: the table `route` (an earlier route generation's) sends the record decode
+   * returned last to, or undefined when that route sends it to none.
+   */
+  tableBy?(route: RecordRoute, record?: RecordCoordinates): string | undefined
+  /**
    * One Kafka record value -> one row. Throws FloeError RECORD_MALFORMED (details.reason, column).
    * `record`: the record's coordinates, needed when readsCoordinates.
    */
@@ -89,6 +94,8 @@ export class RecordDecoder implements Decoder {
   readonly readsCoordinates: boolean
   readonly routeTables: RecordRoute | undefined
   table = 0
+  /** The value decode parsed last (a routed dataset's), for tableBy. */
+  #lastData: object = NOTHING_PARSED
   readonly #maxRecordBytes: number
   readonly #maxDepth: number
   readonly #count: number
@@ -159,9 +166,20 @@ export class RecordDecoder implements Decoder {
     if (!this.#coordinatesOnly) data = this.parse(value)
     // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
     else if (value !== undefined) refuseTooLarge(value, this.#maxRecordBytes)
-    if (this.routeTables) this.table = this.routeTables.tableOf(data, record)
+    if (this.routeTables) {
+      this.table = this.routeTables.tableOf(data, record)
+      this.#lastData = data
+    }
     this.map(data, record)
     return this.convert()
+  }
+
+  tableBy(route: RecordRoute, record?: RecordCoordinates): string | undefined {
+    try {
+      return route.names[route.tableOf(this.#lastData, record)]
+    } catch {
+      return undefined
+    }
   }
 
   /** Bytes -> the parsed top-level JSON object. Public for the benchmark's split. */

@@ -14,7 +14,9 @@ export {
   routeDefinitionOf,
   routedTable,
   routeFingerprint,
+  routeIdentity,
   routeNamespaces,
+  routeOfDefinition,
   routeValueName,
 } from './routes.ts'
 export type { StorageConfig } from './schema.ts'

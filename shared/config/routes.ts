@@ -203,3 +203,26 @@ export function routeFingerprint(definition: RouteDefinition): string {
   ])
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16)
 }
+
+/** A route's definition and fingerprint: what the ledger records of it and what its statuses name. */
+export function routeIdentity(route: Pick<DatasetRoute, 'field' | 'table' | 'values' | 'fallback'>): {
+  fingerprint: string
+  definition: RouteDefinition
+} {
+  const definition = routeDefinitionOf(route)
+  return { fingerprint: routeFingerprint(definition), definition }
+}
+
+/** The route a definition (an earlier generation's, from the ledger) describes, for reading records by it. */
+export function routeOfDefinition(definition: RouteDefinition): DatasetRoute {
+  const source = parseSourceExpression(definition.field)
+  if (source instanceof Error) throw new FloeError('INVARIANT_BROKEN', `an earlier route's field: ${source.message}`)
+  return {
+    field: definition.field,
+    source,
+    table: definition.table,
+    values: definition.values && new Set(definition.values),
+    fallback: definition.fallback,
+    maxOpenTables: 0,
+  }
+}

@@ -28,6 +28,28 @@ export function offsetsKey(group: string): string {
   return `floe.offsets.${group}`
 }
 
+/**
+ * The key of a routed table's marker under a route generation (docs/architecture.md, "A route
+ * changed while the fleet runs"). Generation 0 keeps the key markers always had; the generation
+ * comes before the group so that no group name can spell another's key.
+ */
+export function generationOffsetsKey(group: string, generation: number): string {
+  return generation === 0 ? offsetsKey(group) : `floe.offsets@${generation}.${group}`
+}
+
+/** A key of some group's marker, of any route generation. */
+export function isOffsetsKey(key: string): boolean {
+  return key.startsWith('floe.offsets.') || /^floe\.offsets@\d+\./.test(key)
+}
+
+/** A key of `group`'s marker, of any route generation. */
+export function isGroupOffsetsKey(key: string, group: string): boolean {
+  return (
+    key === offsetsKey(group) ||
+    (key.endsWith(`.${group}`) && /^floe\.offsets@\d+\.$/.test(key.slice(0, key.length - group.length)))
+  )
+}
+
 /** The summary key of the records a round lost to retention (only on snapshots that lost some). */
 export function lostRecordsKey(group: string): string {
   return `floe.lost-records.${group}`
@@ -185,12 +207,11 @@ export function findMarkerIn(metadata: TableMetadata, key: string, ancestors: It
  * expiry must keep so that each group's progress stays where its own snapshots put it.
  */
 export function markerSnapshots(metadata: TableMetadata): Set<bigint> {
-  const prefix = offsetsKey('')
   const seen = new Set<string>()
   const keep = new Set<bigint>()
   for (const snapshot of ancestorsOfRef(metadata)) {
     for (const key of Object.keys(snapshot.summary)) {
-      if (!key.startsWith(prefix) || seen.has(key)) continue
+      if (!isOffsetsKey(key) || seen.has(key)) continue
       seen.add(key)
       keep.add(snapshot['snapshot-id'])
     }
