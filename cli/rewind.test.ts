@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { parseConfig } from '../shared/config/index.ts'
 import { parseInvocation } from './main.ts'
@@ -251,5 +254,36 @@ describe('floe rewind: what it prints before reaching any server', () => {
     })
     assert.equal(code, 2)
     assert.match(stderr, /^floe rewind: --dataset is required\nusage: floe rewind --config FILE --dataset NAME/)
+  })
+
+  test('a routed dataset: refused in one line saying why, exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'floe-rewind-'))
+    try {
+      const config = join(dir, 'floe.yaml')
+      await writeFile(
+        config,
+        `kafka: {brokers: [127.0.0.1:9092]}
+catalog: {type: sql, path: ${join(dir, 'catalog.db')}, warehouse: file://${dir}/warehouse}
+ingestion: {wal: {dir: ${join(dir, 'wal')}}}
+datasets:
+  - name: events
+    topic: events
+    table: db.events
+    customMapping: {id: id, kind: kind}
+    schema: {id: string, kind: string}
+    badRecords: skip
+    route: {field: kind, table: 'db.events_{value}'}
+`,
+      )
+      let stderr = ''
+      const code = await runRewind(
+        parseRewindArguments(['rewind', '--config', config, '--dataset', 'events', '--to-offset', 'events:0=0']),
+        { stdout: { write: () => true }, stderr: { write: (text: string) => (stderr += text) } },
+      )
+      assert.equal(code, 2)
+      assert.match(stderr, /^floe rewind: dataset events routes its records into many tables .* not supported\n$/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -136,6 +136,14 @@ export async function runRewind(args: RewindArguments | { error: string }, io: R
     stderr.write(`floe rewind: no dataset '${args.dataset}' in ${config.source} (it has: ${names})\n`)
     return 2
   }
+  if (dataset.route) {
+    // Each routed table skips, on replay, what its own marker says it holds: moving the ledger's
+    // marker back would make the workers read the range again and drop every record of it.
+    stderr.write(
+      `floe rewind: dataset ${dataset.name} routes its records into many tables (route): each table skips what its own marker holds, so a rewind of its ledger would read the range again and land none of it; rewinding a routed dataset is not supported\n`,
+    )
+    return 2
+  }
   try {
     return await rewind(config, dataset, args, { stdout, stderr, timeoutMs: io.timeoutMs ?? 10_000 })
   } catch (error) {

@@ -8,8 +8,9 @@
 // a duplicate key in iceberg_namespace_properties), so after a failed creation the worker looks
 // whether the namespace or table is there now, and only tries again, a few times, if it is not.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { tablesRouteCanName } from '../coordinator/index.ts'
 import { type Catalog, formatTableIdentifier, type LoadedTable, type TableIdentifier } from '../shared/catalog/index.ts'
-import { type DatasetConfig, routeCanName, routeNamespaces } from '../shared/config/index.ts'
+import { type DatasetConfig, routeDefinitionOf } from '../shared/config/index.ts'
 import type { NestedField } from '../shared/iceberg/index.ts'
 import {
   canPromote,
@@ -123,16 +124,13 @@ export async function routedTablesOf(
   const route = dataset.route
   if (route === undefined) return []
   const found: TableIdentifier[] = []
-  for (const namespace of routeNamespaces(route)) {
-    for (const table of await catalog.listTables(namespace.split('.'))) {
-      if (!routeCanName(route, dataset.table, formatTableIdentifier(table))) continue
-      const loaded = await catalog.loadTable(table).catch((error: unknown) => {
-        // dropped since the listing
-        if (isFloeError(error, 'CATALOG_NOT_FOUND')) return undefined
-        throw error
-      })
-      if (loaded && holdsMarkerOf(loaded.metadata, group)) found.push(table)
-    }
+  for (const table of await tablesRouteCanName(catalog, routeDefinitionOf(route), dataset.table)) {
+    const loaded = await catalog.loadTable(table).catch((error: unknown) => {
+      // dropped since the listing
+      if (isFloeError(error, 'CATALOG_NOT_FOUND')) return undefined
+      throw error
+    })
+    if (loaded && holdsMarkerOf(loaded.metadata, group)) found.push(table)
   }
   return found.sort((a, b) => compareText(formatTableIdentifier(a), formatTableIdentifier(b)))
 }

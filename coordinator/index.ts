@@ -106,7 +106,13 @@ export {
   readRouteRecord,
   routeGate,
 } from './route-record.ts'
-export { askRouteGate, type RouteSwitchResult, type RouteSwitchTarget, switchRoute } from './route-switch.ts'
+export {
+  askRouteGate,
+  type RouteSwitchResult,
+  type RouteSwitchTarget,
+  switchRoute,
+  tablesRouteCanName,
+} from './route-switch.ts'
 export {
   commitRoutedRound,
   type RoutedCommitRequest,

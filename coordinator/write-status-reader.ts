@@ -54,7 +54,8 @@ export async function readWriteStatus(
 export function unreadWriteStatus(message: ControlMessage<WriteStatus>): WriteStatusReport {
   const partitions = message.body.partitions.map((status) => ({ ...status, files: [] }))
   const rotations = message.body.rotations?.map((rotation) => ({ ...rotation, files: [] }))
-  const body: WriteStatus = { type: 'WriteStatus', partitions, ...(rotations ? { rotations } : {}) }
+  const { filesPointer: _unread, ...rest } = message.body
+  const body: WriteStatus = { ...rest, partitions, ...(rotations ? { rotations } : {}) }
   return writeStatusReport({ ...message, body }, (entry) => {
     throw new FloeError('INVARIANT_BROKEN', `data file ${entry.filePath} converted for a status that was not read`)
   })

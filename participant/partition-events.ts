@@ -3,11 +3,36 @@
 import type { Logger } from '../shared/telemetry/index.ts'
 import type { ParticipantEmitted } from './machine/index.ts'
 
-export function logParticipantEvent(logger: Logger, partition: number, event: ParticipantEmitted): void {
-  switch (event.type) {
-    case 'participant.sync-failed':
-      logger.warn({ partition, reason: event.reason, err: event.message }, 'partition sync failed; retrying')
+/** A sync that fails the same way again within this long is logged at debug, not warn. */
+const repeatQuietMs = 60_000
+
+/**
+ * The logger of one partition's events. A sync retried every second for the same reason (the
+ * catalog down, a route switch not yet made) warns once a minute with how often it failed since,
+ * not on every try.
+ */
+export function participantEventLogger(logger: Logger, partition: number): (event: ParticipantEmitted) => void {
+  let warned: { message: string; at: number; since: number } | undefined
+  return (event) => {
+    if (event.type !== 'participant.sync-failed') {
+      if (event.type === 'participant.synced') warned = undefined
+      logParticipantEvent(logger, partition, event)
       return
+    }
+    const now = Date.now()
+    if (warned?.message === event.message && now - warned.at < repeatQuietMs) {
+      warned.since++
+      logger.debug({ partition, reason: event.reason, err: event.message }, 'partition sync failed; retrying')
+      return
+    }
+    const repeated = warned?.message === event.message ? { failedSince: warned.since } : {}
+    logger.warn({ partition, reason: event.reason, err: event.message, ...repeated }, 'partition sync failed; retrying')
+    warned = { message: event.message, at: now, since: 0 }
+  }
+}
+
+function logParticipantEvent(logger: Logger, partition: number, event: ParticipantEmitted): void {
+  switch (event.type) {
     case 'participant.out-of-line':
       logger.warn(
         {

@@ -24,7 +24,7 @@ import {
   type SyncInput,
   type SyncResult,
 } from './machine/index.ts'
-import { logParticipantEvent } from './partition-events.ts'
+import { participantEventLogger } from './partition-events.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import { PartitionWork } from './partition-work.ts'
@@ -182,7 +182,7 @@ export class PartitionSlot implements WalHolder {
     this.actor = createActor(machine, {
       input: { dataset: env.dataset.name, topic: this.topic, partition, syncRetryMs: env.syncRetryMs },
     })
-    this.actor.on('*', (event) => logParticipantEvent(env.logger, partition, event))
+    this.actor.on('*', participantEventLogger(env.logger, partition))
     this.actor.subscribe({ next: () => env.changed(), error: () => env.changed() })
     this.actor.start()
     if (paused) this.actor.send({ type: 'backpressure.pause' })

@@ -113,11 +113,14 @@ describe('large WRITE-STATUS file lists', () => {
     assert.deepStrictEqual(await resolveFiles(received, storage, { commitId: sent.commitId }), sent.body)
   })
 
-  test("a routed rotation's claims stay in the message and its files keep their tables behind the pointer", async () => {
-    const sent = message(routedWriteStatus())
+  test("a routed rotation's claims, its topic and route stay in the message and its files keep their tables behind the pointer", async () => {
+    const sent = message({ ...routedWriteStatus(), topic: 'events', route: 'ab3101bb0fbb2fe0' })
     const location = fileListLocation(table, sent.commitId, 'worker-r')
     const small = await spillFiles(sent, { storage, location, maxBytes: 1 })
     const received = decodeEnvelope(encodeEnvelope(small)).body as WriteStatus
+    // the coordinator counts a status only from its route and for its topic
+    assert.equal(received.route, 'ab3101bb0fbb2fe0')
+    assert.equal(received.topic, 'events')
     assert.deepStrictEqual(received.rotations?.[0]?.tableClaims, sent.body.rotations?.[0]?.tableClaims)
     assert.deepStrictEqual(received.rotations?.[0]?.files, [])
     assert.deepStrictEqual(await resolveFiles(received, storage, { commitId: sent.commitId }), sent.body)

@@ -61,7 +61,7 @@ export async function spillFiles(
   return {
     ...message,
     body: {
-      type: 'WriteStatus',
+      ...message.body,
       partitions: partitions.map((status) => ({ ...status, files: [] })),
       ...(rotations === undefined ? {} : { rotations: rotations.map((rotation) => ({ ...rotation, files: [] })) }),
       filesPointer: { location: options.location, fileCount: filesIn(message.body) },
@@ -106,7 +106,8 @@ export async function resolveFiles(
     ...r,
     files: (filesByRotation.get(r.id) ?? []).map(dataFileFromWire),
   }))
-  const resolved: WriteStatus = { type: 'WriteStatus', partitions, ...(rotations === undefined ? {} : { rotations }) }
+  const { filesPointer: _read, ...rest } = status
+  const resolved: WriteStatus = { ...rest, partitions, ...(rotations === undefined ? {} : { rotations }) }
   // Counted after matching: files of a partition or rotation the status does not name would be
   // lost silently.
   const count = filesIn(resolved)
