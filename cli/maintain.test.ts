@@ -10,6 +10,7 @@ import { appendFiles } from '../shared/iceberg/commit/index.ts'
 import type { OrphanResult } from '../shared/iceberg/maintenance/index.ts'
 import { LocalFileStorage, localPath } from '../shared/storage/index.ts'
 import { describeExpiry, describeOrphans, parseMaintainArguments, runMaintain } from './maintain.ts'
+import { writeSqlConfig } from './test-config.ts'
 
 const dataset = { name: 'events', table: 'db.events' } as DatasetConfig
 
@@ -172,15 +173,9 @@ describe('floe maintain: the orphans line', () => {
     const files = (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isFile())
     const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000)
     for (const file of files) await utimes(join(file.parentPath, file.name), tenDaysAgo, tenDaysAgo)
-    const config = join(dir, 'floe.yaml')
-    await writeFile(
-      config,
-      `kafka: {brokers: [127.0.0.1:9092]}
-catalog: {type: sql, path: ${join(dir, 'catalog.db')}, warehouse: file://${dir}/warehouse}
-ingestion: {wal: {dir: ${join(dir, 'wal')}}}
-datasets:
-  - {name: events, topic: events, table: db.events, customMapping: {id: id}, schema: {id: string}, badRecords: skip}
-`,
+    const config = await writeSqlConfig(
+      dir,
+      '  - {name: events, topic: events, table: db.events, customMapping: {id: id}, schema: {id: string}, badRecords: skip}\n',
     )
     let stdout = ''
     let stderr = ''

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
@@ -7,6 +7,7 @@ import { parseConfig } from '../shared/config/index.ts'
 import { parseInvocation } from './main.ts'
 import { heldTopics, namedTopics, offsetsAtTime, planRewind, runRewind, type TopicBounds } from './rewind.ts'
 import { parseRewindArguments } from './rewind-args.ts'
+import { writeSqlConfig } from './test-config.ts'
 
 describe('floe rewind: the command line', () => {
   test('takes the dataset and the offsets of several partitions', () => {
@@ -259,14 +260,9 @@ describe('floe rewind: what it prints before reaching any server', () => {
   test('a routed dataset: refused in one line saying why, exit 2', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'floe-rewind-'))
     try {
-      const config = join(dir, 'floe.yaml')
-      await writeFile(
-        config,
-        `kafka: {brokers: [127.0.0.1:9092]}
-catalog: {type: sql, path: ${join(dir, 'catalog.db')}, warehouse: file://${dir}/warehouse}
-ingestion: {wal: {dir: ${join(dir, 'wal')}}}
-datasets:
-  - name: events
+      const config = await writeSqlConfig(
+        dir,
+        `  - name: events
     topic: events
     table: db.events
     customMapping: {id: id, kind: kind}

@@ -271,4 +271,39 @@ describe('a routed dataset decodes each row with its table', () => {
       ['r3', 'r4'],
     )
   })
+
+  test("a record the route names no table for is skipped, not dead-lettered, when an earlier route's table holds it", () => {
+    // The earlier route had a fallback; this one has none. The regionless record at 21 went to
+    // ns.old_rest, which holds the partition below 23; the one at 24 is past it: dead-lettered.
+    const earlier = new EarlierRoutes()
+    const byTable = new Map([['ns.old_rest', 23n]])
+    earlier.update([
+      {
+        generation: 1,
+        definition: { field: 'region', table: 'ns.old_{value}', values: ['eu'], fallback: 'ns.old_rest' },
+        floors: new Map([['events', new Map([[0, byTable]])]]),
+      },
+    ])
+    const regionless = '{"id": "x"}'
+    const list = [values[0]!, regionless, 'not json', values[3]!, regionless]
+    const decoded = decodeFetched(
+      'events',
+      0,
+      fetched(20n, [batch(20n, list)], 25n),
+      routed,
+      undefined,
+      earlier.of('events', 0),
+    )
+    assert.deepEqual(
+      decoded.rows.map((row) => row['id']),
+      ['r0', 'r3'],
+    )
+    // the unparsable record at 22 is below the floor too, but no route ever put it in a table
+    assert.deepEqual(
+      decoded.bad.map(({ record }) => record.offset),
+      [22n, 24n],
+    )
+    assert.equal(decoded.skipped, 1)
+    assert.equal(decoded.records, 5)
+  })
 })

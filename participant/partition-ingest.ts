@@ -125,6 +125,13 @@ export function decodeFetched(
         // and dead-lettering it would hide it behind the data (and lose good records to it).
         const at = recordOf(topic, partition, batch, i)
         if (!isFloeError(error, 'RECORD_MALFORMED')) throw internalError(error, at)
+        // a record this route refuses (one it names no table for) that an earlier route's table
+        // holds already landed: it is not a bad record twice
+        const coordinatesOfIt = coordinates?.at(batch, record)
+        if (earlier !== undefined && heldEarlier(earlier, decoder, batch, record.offsetDelta, coordinatesOfIt)) {
+          skipped++
+          continue
+        }
         bad.push({ record: at, error })
       }
     }

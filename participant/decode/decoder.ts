@@ -61,7 +61,8 @@ export interface Decoder {
   readonly table: number
   /**
    * A routed dataset's: the table `route` (an earlier route generation's) sends the record decode
-   * returned last to, or undefined when that route sends it to none.
+   * was given last to (one it refused because the current route names no table for it too), or
+   * undefined when that route sends it to none or the record did not parse.
    */
   tableBy?(route: RecordRoute, record?: RecordCoordinates): string | undefined
   /**
@@ -95,7 +96,7 @@ export class RecordDecoder implements Decoder {
   readonly routeTables: RecordRoute | undefined
   table = 0
   /** The value decode parsed last (a routed dataset's), for tableBy. */
-  #lastData: object = NOTHING_PARSED
+  #lastData: object | undefined
   readonly #maxRecordBytes: number
   readonly #maxDepth: number
   readonly #count: number
@@ -163,18 +164,23 @@ export class RecordDecoder implements Decoder {
 
   decode(value: Buffer | undefined, record?: RecordCoordinates): StructValue {
     let data = NOTHING_PARSED
+    // cleared first: a record that does not parse has no table under any route (tableBy)
+    this.#lastData = undefined
     if (!this.#coordinatesOnly) data = this.parse(value)
     // a tombstone, empty or non-JSON value is a record like any other here; only the size limit holds
     else if (value !== undefined) refuseTooLarge(value, this.#maxRecordBytes)
     if (this.routeTables) {
-      this.table = this.routeTables.tableOf(data, record)
+      // kept before the route judges it: a record this route names no table for may be in the
+      // table an earlier route named
       this.#lastData = data
+      this.table = this.routeTables.tableOf(data, record)
     }
     this.map(data, record)
     return this.convert()
   }
 
   tableBy(route: RecordRoute, record?: RecordCoordinates): string | undefined {
+    if (this.#lastData === undefined) return undefined
     try {
       return route.names[route.tableOf(this.#lastData, record)]
     } catch {
