@@ -16,7 +16,13 @@ import {
 import { bloomSidecarLocation } from '../participant/upload/index.ts'
 import type { ControlMessage } from '../protocol/index.ts'
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
-import { catalogLabel, type DatasetConfig, type FloeConfig, routeIdentity } from '../shared/config/index.ts'
+import {
+  catalogLabel,
+  type DatasetConfig,
+  type FloeConfig,
+  routeCanName,
+  routeIdentity,
+} from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
 import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
@@ -80,7 +86,8 @@ const tableAnswerMs = 60_000
 export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetRuntimeDeps): Promise<DatasetRuntime> {
   const { config, logger, metrics } = deps
   const storage = storageOf(config, dataset)
-  const catalog = withVendedCredentials(deps.catalog, tableIdentifier(dataset), storage)
+  const routeNames = dataset.route && ((table: string) => routeCanName(dataset.route!, dataset.table, table))
+  const catalog = withVendedCredentials(deps.catalog, tableIdentifier(dataset), storage, routeNames)
   // The table's metadata may sit on a storage that hangs (the SQL catalog's warehouse on a frozen
   // S3): a start that cannot load it says so rather than stay silent through the client's retries.
   const loaded = await answerWithin(
@@ -132,7 +139,12 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   })
   const fatal = (error: FloeError) => deps.onFatal(error, dataset.name)
   const phases = new PhaseClock()
-  const routed = dataset.route ? new RoutedTables(catalog, dataset) : undefined
+  // vended credentials last an hour or more (a catalog's SAS or session): a reload every ten
+  // minutes renews them well before, one catalog read per table in use
+  const vended = config.catalog.type === 'rest' && config.catalog.accessDelegation === 'vended-credentials'
+  const routed = dataset.route
+    ? new RoutedTables(catalog, dataset, vended ? { reloadAfterMs: 10 * 60_000 } : {})
+    : undefined
   const route = dataset.route ? { ...routeIdentity(dataset.route), earlier: new EarlierRoutes() } : undefined
   const participant = new DatasetParticipant({
     dataset,

@@ -172,6 +172,42 @@ describe('making a dataset table ready', () => {
     )
   })
 
+  test("a route's ready table is loaded again once its last load is reloadAfterMs old, once at a time", async () => {
+    let now = 0
+    const loads: string[] = []
+    const { catalog: inner } = losingCatalog(sql, { failures: 0, racing: false })
+    const counting: Catalog = {
+      ...inner,
+      loadTable: (identifier) => {
+        loads.push(formatTableIdentifier(identifier))
+        return sql.loadTable(identifier)
+      },
+    }
+    const routed = new RoutedTables(counting, dataset('reload.progress'), {
+      retry,
+      reloadAfterMs: 1_000,
+      now: () => now,
+    })
+    const location = await routed.ensure('reload.e_eu')
+    const first = loads.length
+    now = 999
+    assert.equal(await routed.ensure('reload.e_eu'), location)
+    assert.equal(loads.length, first, 'not yet')
+    now = 1_000
+    await Promise.all([routed.ensure('reload.e_eu'), routed.ensure('reload.e_eu')])
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(loads.slice(first), ['reload.e_eu'], 'one reload for asks made together')
+    now = 1_500
+    await routed.ensure('reload.e_eu')
+    assert.equal(loads.length, first + 1, 'the reload counts from its own time')
+    const unreloaded = new RoutedTables(counting, dataset('reload.progress'), { retry })
+    await unreloaded.ensure('reload.e_eu')
+    const before = loads.length
+    now = 1e9
+    await unreloaded.ensure('reload.e_eu')
+    assert.equal(loads.length, before, 'without reloadAfterMs, never again')
+  })
+
   test("maintenance finds a route's tables: those it can name that hold the dataset's marker", async () => {
     const columns: Record<string, [string, string]> = { id: ['id', 'string'], kind: ['kind', 'string'] }
     const routed = datasetOf('maint.events', columns, false, {

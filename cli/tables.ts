@@ -158,11 +158,11 @@ function compareText(a: string, b: string): number {
 export class RoutedTables {
   readonly #catalog: Catalog
   readonly #dataset: DatasetConfig
-  readonly #options: EnsureTableOptions
-  /** Table -> where its data files go, once it is ready. */
-  readonly #ready = new Map<string, Promise<string>>()
+  readonly #options: RoutedTablesOptions
+  /** Table -> where its data files go, once it is ready, and when it was last loaded. */
+  readonly #ready = new Map<string, { location: Promise<string>; loadedAt: number; reloading?: boolean }>()
 
-  constructor(catalog: Catalog, dataset: DatasetConfig, options: EnsureTableOptions = {}) {
+  constructor(catalog: Catalog, dataset: DatasetConfig, options: RoutedTablesOptions = {}) {
     this.#catalog = catalog
     this.#dataset = dataset
     this.#options = options
@@ -173,18 +173,49 @@ export class RoutedTables {
     return this.#ready.size
   }
 
-  /** Makes the table ready (created, or checked) once; resolves to where its data files go. */
+  /**
+   * Makes the table ready (created, or checked) once; resolves to where its data files go. With
+   * `reloadAfterMs`, a table last loaded longer ago is loaded again meanwhile (the catalog view
+   * takes the credentials it vends); a failed reload is tried again at the next ensure.
+   */
   ensure(table: string): Promise<string> {
-    let ready = this.#ready.get(table)
+    const now = this.#options.now ?? Date.now
+    const ready = this.#ready.get(table)
     if (ready === undefined) {
-      ready = ensureDatasetTable(this.#catalog, routedDataset(this.#dataset, table), this.#options).then((loaded) =>
-        dataDirectory(loaded.metadata),
+      const location = ensureDatasetTable(this.#catalog, routedDataset(this.#dataset, table), this.#options).then(
+        (loaded) => dataDirectory(loaded.metadata),
       )
-      this.#ready.set(table, ready)
-      ready.catch(() => this.#ready.delete(table))
+      this.#ready.set(table, { location, loadedAt: now() })
+      location.catch(() => this.#ready.delete(table))
+      return location
     }
-    return ready
+    const reloadAfterMs = this.#options.reloadAfterMs
+    if (reloadAfterMs !== undefined && !ready.reloading && now() - ready.loadedAt >= reloadAfterMs) {
+      ready.reloading = true
+      this.#catalog
+        .loadTable(tableIdentifier(routedDataset(this.#dataset, table)))
+        .then(
+          () => {
+            ready.loadedAt = now()
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          ready.reloading = false
+        })
+    }
+    return ready.location
   }
+}
+
+export interface RoutedTablesOptions extends EnsureTableOptions {
+  /**
+   * Load a ready table again once its last load is this old: a catalog that vends each table its
+   * own short-lived credentials renews them only with a load, and only the coordinator loads a
+   * routed table every round it commits it.
+   */
+  reloadAfterMs?: number
+  now?: () => number
 }
 
 /** How often a schema change is planned again after another writer changed the table first. */

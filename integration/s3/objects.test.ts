@@ -97,6 +97,28 @@ describe('S3 storage on the stack’s S3 server', { skip: withoutS3() }, () => {
     assert.deepEqual(new Uint8Array(await storage.get(location)), bytes)
   })
 
+  test('keys vended with a scope serve the locations under it only, the others keep the unscoped ones', async () => {
+    const s3 = s3Endpoints()
+    const settings = { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true }
+    const routed = new RoutedStorage({
+      s3: { ...settings, accessKeyId: 'AKIAUNKNOWNKEY000000', secretAccessKey: 'refused', maxAttempts: 1 },
+    })
+    const good = { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey }
+    const refused = { 's3.access-key-id': 'AKIAUNKNOWNKEY000001', 's3.secret-access-key': 'refused' }
+    // a routed table's own keys, for its location; the dataset's table's (refused here) elsewhere
+    routed.useVendedCredentials(good, `${base}/scoped/t1/`)
+    routed.useVendedCredentials(refused, `${base}/scoped/t1/data/refused/`)
+    routed.useVendedCredentials(refused)
+    await routed.put(`${base}/scoped/t1/data/a.parquet`, new Uint8Array(4))
+    await assert.rejects(routed.put(`${base}/scoped/t2/data/a.parquet`, new Uint8Array(4)), /refused the credentials/)
+    await assert.rejects(routed.put(`${base}/scoped/t1-other/a`, new Uint8Array(4)), /refused the credentials/)
+    // the longest scope wins
+    await assert.rejects(routed.put(`${base}/scoped/t1/data/refused/a`, new Uint8Array(4)), /refused the credentials/)
+    // the same keys vended again keep the client; new keys for the scope replace it
+    routed.useVendedCredentials(good, `${base}/scoped/t1/data/refused/`)
+    await routed.put(`${base}/scoped/t1/data/refused/a`, new Uint8Array(4))
+  })
+
   test('names a missing bucket, a wrong key, a wrong secret and a dead endpoint, each retryable', async () => {
     const cases: { storage: S3Storage; location: string; says: RegExp }[] = [
       {

@@ -89,6 +89,8 @@ export interface RestAuthEndpoints {
   issued: string
   /** With `--s3`: the front of the REST catalog on S3, whose loads vend the stack's S3 key. */
   s3Uri?: string
+  /** With `--s3`: the same, whose loads vend each table a key of its own for its location only. */
+  s3ScopedUri?: string
 }
 
 /** The local S3 server: path-style addressing, the key of the IAM user the stack made. */
@@ -100,6 +102,8 @@ export interface S3Endpoints {
   warehouse: string
   accessKeyId: string
   secretAccessKey: string
+  /** A key allowed everything, IAM too: the auth front makes each table's own key with it. */
+  admin: { accessKeyId: string; secretAccessKey: string }
   /** The REST catalog whose warehouse (metadata files too) is on this S3 server. */
   rest: { uri: string; warehouse: string }
 }
@@ -131,6 +135,9 @@ export function brokerPorts(options: StackOptions): { client: number; controller
 
 /** The path under the OAuth 2 front that reaches the REST catalog on S3. */
 export const s3Prefix = '/s3'
+
+/** The path under the OAuth 2 front that reaches it with a key of each table's own (s3ScopedUri). */
+export const s3ScopedPrefix = '/s3-scoped'
 
 /** The port of the REST catalog whose warehouse is on S3, beside the S3 server's. */
 export function restOnS3Port(options: StackOptions): number {
@@ -205,7 +212,12 @@ export function endpointsFor(
             ...restClient,
             tokenSeconds: options.restAuthTokenSeconds,
             issued: `http://127.0.0.1:${options.ports.restAuth}/_stack/issued`,
-            ...(options.s3 ? { s3Uri: `http://127.0.0.1:${options.ports.restAuth}${s3Prefix}` } : {}),
+            ...(options.s3
+              ? {
+                  s3Uri: `http://127.0.0.1:${options.ports.restAuth}${s3Prefix}`,
+                  s3ScopedUri: `http://127.0.0.1:${options.ports.restAuth}${s3ScopedPrefix}`,
+                }
+              : {}),
           },
         }
       : {}),

@@ -9,11 +9,16 @@
 // in its `config` and `storage-credentials`, under Iceberg's ADLS keys. `GET /_stack/issued` lists
 // every token and SAS issued, for the tests that grep logs for them. With the S3 server up, paths
 // under `/s3/` go to the REST catalog whose warehouse is on S3 instead, and what they vend is an
-// S3 key under S3FileIO's names. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`;
+// S3 key under S3FileIO's names; under `/s3-scoped/`, a key of the table's own that S3 allows
+// under the table's location only (an IAM user per table), as a catalog scoping credentials to
+// each table does. Run as `node rest-auth.ts <stack dir>` by `npm run stack -- up`;
 // its settings come in REST_AUTH_SETTINGS (JSON), never on the command line.
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import {
   ContainerSASPermissions,
   generateBlobSASQueryParameters,
@@ -25,11 +30,14 @@ import {
   azuriteAccount,
   azuriteKey,
   endpointsFor,
+  paths,
   type RestAuthEndpoints,
   restOnS3Port,
   type S3Endpoints,
   type StackOptions,
   s3Prefix,
+  s3ScopedPrefix,
+  stackSources,
 } from './layout.ts'
 import { type ServiceRecord, startService, waitReady } from './processes.ts'
 
@@ -42,7 +50,16 @@ export interface RestAuthSettings {
   tokenSeconds: number
   azurite: { account: string; accountKey: string; blobEndpoint: string; container: string }
   /** The REST catalog on S3 behind `/s3/`, and the S3 key its loads vend. */
-  s3?: { backendPort: number; bucket: string; accessKeyId: string; secretAccessKey: string }
+  s3?: {
+    backendPort: number
+    bucket: string
+    accessKeyId: string
+    secretAccessKey: string
+    /** What makes a table's own key: S3's endpoint, its administrator's key, and the stack's python. */
+    endpoint: string
+    admin: { accessKeyId: string; secretAccessKey: string }
+    python: string
+  }
 }
 
 interface Issued {
@@ -96,7 +113,10 @@ function vended(loaded: JsonObject, prefix: string, credentials: Record<string, 
 export function restAuthServer(settings: RestAuthSettings) {
   const tokens = new Map<string, Issued>()
   // `unprefixed`: catalog paths a client sent without the prefix `/v1/config` gave it.
-  const issued = { tokens: [] as string[], sas: [] as string[], unprefixed: [] as string[] }
+  // `scoped`: the location of each table whose own key was made (`/s3-scoped`).
+  const issued = { tokens: [] as string[], sas: [] as string[], unprefixed: [] as string[], scoped: [] as string[] }
+  /** A table's location -> its own key, made once. */
+  const tableKeys = new Map<string, Promise<Record<string, string>>>()
   let serial = 0
   let sas: { value: string; madeAt: number } | undefined
   const { account, accountKey, blobEndpoint, container } = settings.azurite
@@ -118,6 +138,28 @@ export function restAuthServer(settings: RestAuthSettings) {
     sas = { value, madeAt: now }
     issued.sas.push(value)
     return value
+  }
+
+  /** A key S3 allows under the table's location only: an IAM user of its own, made on its first load. */
+  const tableKey = (location: string): Promise<Record<string, string>> => {
+    const s3 = settings.s3
+    const match = /^s3a?:\/\/([^/]+)\/(.+?)\/?$/.exec(location)
+    if (s3 === undefined || match === null) return Promise.reject(new Error(`no S3 location: ${location}`))
+    let key = tableKeys.get(location)
+    if (key === undefined) {
+      const script = join(stackSources, 's3_users.py')
+      const user = `table-${tableKeys.size + 1}`
+      const { accessKeyId, secretAccessKey } = s3.admin
+      const args = [script, 'mint', s3.endpoint, accessKeyId, secretAccessKey, user, match[1]!, `${match[2]}/`]
+      key = promisify(execFile)(s3.python, args).then(({ stdout }) => {
+        const made = JSON.parse(stdout) as { accessKeyId: string; secretAccessKey: string }
+        issued.scoped.push(location)
+        return { 's3.access-key-id': made.accessKeyId, 's3.secret-access-key': made.secretAccessKey }
+      })
+      key.catch(() => tableKeys.delete(location))
+      tableKeys.set(location, key)
+    }
+    return key
   }
 
   const vendedConfig = (): Record<string, string> => ({
@@ -160,20 +202,33 @@ export function restAuthServer(settings: RestAuthSettings) {
    */
   const route = (given: string) => {
     const s3 = settings.s3
-    const onS3 = s3 !== undefined && (given === s3Prefix || given.startsWith(`${s3Prefix}/`))
-    const rest = onS3 ? given.slice(s3Prefix.length) || '/' : given
+    const under = (prefix: string) => s3 !== undefined && (given === prefix || given.startsWith(`${prefix}/`))
+    const front = under(s3Prefix) ? s3Prefix : under(s3ScopedPrefix) ? s3ScopedPrefix : ''
+    const rest = given.slice(front.length) || '/'
     const prefixed = rest.startsWith(`/v1/${catalogPrefix}/`)
     const url = prefixed ? `/v1/${rest.slice(`/v1/${catalogPrefix}/`.length)}` : rest
-    if (onS3) {
-      const credentials = () => ({ 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey })
-      return { port: s3.backendPort, url, prefixed, prefix: `s3://${s3.bucket}/`, credentials }
+    if (s3 !== undefined && front === s3Prefix) {
+      const credentials = { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey }
+      return {
+        port: s3.backendPort,
+        url,
+        prefixed,
+        vend: async (loaded: JsonObject) => vended(loaded, `s3://${s3.bucket}/`, credentials),
+      }
+    }
+    if (s3 !== undefined && front === s3ScopedPrefix) {
+      const vend = async (loaded: JsonObject) => {
+        const metadata = loaded.metadata as JsonObject | undefined
+        const location = String(metadata?.location ?? '').replace(/\/+$/, '')
+        return vended(loaded, `${location}/`, await tableKey(location))
+      }
+      return { port: s3.backendPort, url, prefixed, vend }
     }
     return {
       port: settings.backendPort,
       url,
       prefixed,
-      prefix: `abfs://${container}@${host}/`,
-      credentials: vendedConfig,
+      vend: async (loaded: JsonObject) => vended(loaded, `abfs://${container}@${host}/`, vendedConfig()),
     }
   }
 
@@ -215,7 +270,7 @@ export function restAuthServer(settings: RestAuthSettings) {
       let text: string
       try {
         const loaded = parseJson((await bodyOf(answer)).toString('utf8')) as JsonObject
-        text = stringifyJson(configRequest ? withPrefix(loaded) : vended(loaded, to.prefix, to.credentials()))
+        text = stringifyJson(configRequest ? withPrefix(loaded) : await to.vend(loaded))
       } catch {
         sendJson(response, 502, { error: { message: 'the catalog answered with no JSON', code: 502 } })
         return
@@ -257,7 +312,7 @@ export async function startRestAuth(
   options: StackOptions,
   dir: string,
   client: { clientId: string; clientSecret: string },
-  s3?: Pick<S3Endpoints, 'bucket' | 'accessKeyId' | 'secretAccessKey'>,
+  s3?: Pick<S3Endpoints, 'endpoint' | 'bucket' | 'accessKeyId' | 'secretAccessKey' | 'admin'>,
 ): Promise<ServiceRecord> {
   const { blobEndpoint, container } = endpointsFor(options, dir).azurite
   const settings: RestAuthSettings = {
@@ -273,6 +328,9 @@ export async function startRestAuth(
             bucket: s3.bucket,
             accessKeyId: s3.accessKeyId,
             secretAccessKey: s3.secretAccessKey,
+            endpoint: s3.endpoint,
+            admin: s3.admin,
+            python: paths(dir).python,
           },
         }
       : {}),

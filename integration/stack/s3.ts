@@ -25,7 +25,7 @@ export async function startS3(
   })
   await waitReady(dir, record, () => bucketCreated(endpoint), 60_000)
   const output = execFileSync(p.python, [join(stackSources, 's3_users.py'), endpoint, s3Bucket], { encoding: 'utf8' })
-  const key = JSON.parse(output) as { accessKeyId: string; secretAccessKey: string }
+  const key = JSON.parse(output) as Pick<S3Endpoints, 'accessKeyId' | 'secretAccessKey' | 'admin'>
   return {
     record,
     endpoints: { endpoint, region: s3Region, bucket: s3Bucket, warehouse: `s3://${s3Bucket}/warehouse`, ...key },
