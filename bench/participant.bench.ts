@@ -19,6 +19,9 @@
 // layout: with a routed mode every run writes it, also the mapped and inferred ones, so they compare
 // alike; FLOE_BENCH_WAL_LAYOUT (partition, shared) names the layout of a run without a route
 // (default partition, the layout this benchmark was measured in before routing).
+// FLOE_BENCH_HEAP_SNAPSHOT=<folder> writes a V8 heap snapshot of each run once its WRITE-STATUS
+// arrived (what the participant still holds then: the status's files, the tables it knows), named
+// by run and mode; bench/heap_summary.py sums one by constructor.
 //
 // Each run is a fresh DatasetParticipant with a fresh consumer group and WAL folder over the same
 // pre-filled topic (created on the first use, reused after). Timing starts once the group has
@@ -27,13 +30,15 @@
 // the Kafka client's work in this process counts, the broker's does not), the median of the runs,
 // each run's perf line (PhaseClock), and the ceiling (bench/ceiling.ts) on the same topic beside it.
 // Per run also the peak RSS of the run (process.memoryUsage().rss sampled every 100 ms from the
-// participant's start to the WRITE-STATUS; the RSS at the start says what earlier runs left) beside
+// participant's start to the WRITE-STATUS; the RSS at the start says what earlier runs left, and
+// the used JS heap and ArrayBuffers at the peak sample say what of it is objects and Buffers) beside
 // the process's peak so far (resourceUsage's maxRSS: every run shares the process), the rotations cut by reason (floe_rotations_total) and tables evicted, and in
 // the shared layout how many rotations and files the END-COMMIT's WRITE-STATUS held (at most 64
 // rotations a status: shared-wal.ts) beside the ready .parquet files the WAL held after it.
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { writeHeapSnapshot } from 'node:v8'
 import { readEndpoints } from '../integration/stack/index.ts'
 import {
   benchDataset,
@@ -182,6 +187,9 @@ interface RunResult {
   endMs: number
   /** The run's peak RSS (sampled every 100 ms), and the process's peak after it (maxRSS), in MiB. */
   peakRssMiB: number
+  /** At the peak RSS sample: V8's used heap and the ArrayBuffers (Buffers) outside it, in MiB. */
+  peakHeapMiB: number
+  peakArrayBuffersMiB: number
   /** The RSS at the run's start: what earlier runs of the process left (V8 keeps a heap it grew). */
   startRssMiB: number
   processMaxRssMiB: number
@@ -203,11 +211,13 @@ async function run(
   columns: ColumnMode,
 ): Promise<RunResult> {
   const dataset = datasets.get(columns) as DatasetConfig
-  const startRss = process.memoryUsage().rss
-  let peakRss = startRss
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss)
-  }, 100)
+  let peak = process.memoryUsage()
+  const startRss = peak.rss
+  const sample = () => {
+    const now = process.memoryUsage()
+    if (now.rss > peak.rss) peak = now
+  }
+  const sampler = setInterval(sample, 100)
   const encoders = threads >= 2 ? new EncoderPool({ threads: threads - 1 }) : undefined
   const walDir = await mkdtemp(join(tmpdir(), 'floe-bench-participant-'))
   const metrics = createMetrics({ defaultMetrics: false })
@@ -288,8 +298,11 @@ async function run(
     const endMs = performance.now() - ended
     const used = process.cpuUsage(cpu)
     const mainUsed = process.threadCpuUsage(mainCpu)
-    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    sample()
     clearInterval(sampler)
+    // after the run's figures: a snapshot takes seconds and a heap's worth of memory
+    const snapshots = process.env.FLOE_BENCH_HEAP_SNAPSHOT
+    if (snapshots) writeHeapSnapshot(join(snapshots, `run${index}-${columns.replace(':', '-')}.heapsnapshot`))
     const statusRotations = [...rotationsReported.values()]
     const files = [...reported.flatMap((p) => p.files), ...statusRotations.flatMap((r) => r.files)]
     const rows = files.reduce((n, file) => n + file.recordCount, 0n)
@@ -313,7 +326,9 @@ async function run(
       line,
       files: files.length,
       endMs,
-      peakRssMiB: peakRss / 2 ** 20,
+      peakRssMiB: peak.rss / 2 ** 20,
+      peakHeapMiB: peak.heapUsed / 2 ** 20,
+      peakArrayBuffersMiB: peak.arrayBuffers / 2 ** 20,
       startRssMiB: startRss / 2 ** 20,
       processMaxRssMiB: process.resourceUsage().maxRSS / 1024,
       rotations,
@@ -346,7 +361,7 @@ function runDetails(result: RunResult): string {
     result.statusRotations === undefined
       ? ''
       : `; the END-COMMIT's WRITE-STATUS held ${result.statusRotations} rotations, ${result.files} files${result.statusRotations >= maxRotationsPerStatus ? ` (at most ${maxRotationsPerStatus} rotations a status)` : ''}`
-  return `peak RSS ${result.peakRssMiB.toFixed(0)} MiB this run (${result.startRssMiB.toFixed(0)} at its start), ${result.processMaxRssMiB.toFixed(0)} MiB the process so far; rotations by reason: ${reasons}${result.evictions > 0 ? `; ${result.evictions} tables evicted` : ''}${status}; ${result.walFiles} ready .parquet files in the WAL`
+  return `peak RSS ${result.peakRssMiB.toFixed(0)} MiB this run (${result.startRssMiB.toFixed(0)} at its start; at the peak ${result.peakHeapMiB.toFixed(0)} MiB of JS heap used, ${result.peakArrayBuffersMiB.toFixed(0)} of ArrayBuffers), ${result.processMaxRssMiB.toFixed(0)} MiB the process so far; rotations by reason: ${reasons}${result.evictions > 0 ? `; ${result.evictions} tables evicted` : ''}${status}; ${result.walFiles} ready .parquet files in the WAL`
 }
 
 function median(values: number[]): number {
