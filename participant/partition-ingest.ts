@@ -127,8 +127,10 @@ export function decodeFetched(
         if (!isFloeError(error, 'RECORD_MALFORMED')) throw internalError(error, at)
         // a record this route refuses (one it names no table for) that an earlier route's table
         // holds already landed: it is not a bad record twice
-        const coordinatesOfIt = coordinates?.at(batch, record)
-        if (earlier !== undefined && heldEarlier(earlier, decoder, batch, record.offsetDelta, coordinatesOfIt)) {
+        if (
+          earlier !== undefined &&
+          heldEarlier(earlier, decoder, batch, record.offsetDelta, coordinates?.at(batch, record))
+        ) {
           skipped++
           continue
         }
