@@ -8,7 +8,7 @@
 // The participant, scale and fuzz benchmarks need the local stack (`npm run stack -- up`): without it
 // they are not run and the run exits 1, saying so. The kafka-clients comparison is not part of it
 // (it installs two more Kafka clients of its own; see bench/kafka-clients/RESULTS.md).
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { running, services, stackDir } from '../integration/stack/index.ts'
@@ -101,9 +101,20 @@ function stackIsUp(): boolean {
   return names.length > 0 && names.every((name) => running(dir, name))
 }
 
+// The Node options a worker runs with (bin/floe takes them from bin/node-options): a benchmark
+// that runs the record path in its own process then measures it as a worker would run it.
+const nodeOptions = execFileSync(join(root, 'bin', 'node-options'), { encoding: 'utf8' })
+  .trim()
+  .split(/\s+/)
+  .filter(Boolean)
+
 function exec(args: string[], env: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [...nodeOptions, ...args], {
+      stdio: 'inherit',
+      cwd: root,
+      env: { ...process.env, ...env },
+    })
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)))
   })
 }
@@ -123,7 +134,7 @@ const failed: string[] = []
 for (const b of chosen) {
   const args = quick ? b.quickArgs : b.args
   const env = Object.entries(b.env ?? {}).map(([k, v]) => `${k}=${v} `)
-  console.log(`\n== ${b.name}: ${b.what}\n$ ${env.join('')}node ${args.join(' ')}`)
+  console.log(`\n== ${b.name}: ${b.what}\n$ ${env.join('')}node ${[...nodeOptions, ...args].join(' ')}`)
   if (b.needsStack && !stackUp) {
     console.log(`not run: it needs the local stack, which is not up (npm run stack -- up)`)
     failed.push(`${b.name} (no stack)`)

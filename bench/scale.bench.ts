@@ -11,7 +11,9 @@
 // - the ceiling on the same topic (bench/ceiling.ts: consume + JSON.parse) and the ratio;
 // - peak RSS per worker (VmHWM of /proc/<pid>/status);
 // - data files per commit (the snapshots' summaries) and their median size (the manifests);
-// - each round's collecting and commit times, from the coordinator's `round committed` lines.
+// - each round's collecting and commit times, from the coordinator's `round committed` lines;
+// - how many of the machine's cores the workers and the stack's processes (broker, catalog) kept
+//   busy while the backlog was read (the same samples as events/s).
 // Not part of `npm test`; needs the local stack (npm run stack -- up).
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
@@ -38,6 +40,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { WorkerProcess } from '../integration/e2e/fleet.ts'
 import { endpoints, stackConfigYaml, uniqueName } from '../integration/harness.ts'
+import { services, stackDir } from '../integration/stack/index.ts'
 import { benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
 import { type CeilingResult, ceilingLine, measureCeiling } from './ceiling.ts'
@@ -142,6 +145,11 @@ interface PointResult {
   firstCollectingMs: number
   partialRounds: number
   secondsToAllCommitted: number
+  /**
+   * Cores the workers and the stack's processes (broker, catalog) kept busy while the backlog was
+   * read (from the first sample that saw records to the one that saw them all).
+   */
+  readingCores?: { workers: number; stack: number; seconds: number }
   /** The upper bound of the visibility histogram's bucket that holds its p99 (Infinity past the last). */
   visibilityP99Seconds: number
   /** A live topic's figures from the first round every partition answered on. */
@@ -262,6 +270,9 @@ async function point(partitions: number): Promise<PointResult> {
   // before it (joining the group, the first fetch) and the sampling's granularity stay out.
   let firstRead: { at: number; count: number } | undefined
   let lastReadAt: number | undefined
+  // CPU seconds of the workers and of the stack at the first and the last read sample
+  let cpuAtFirstRead: { workers: number; stack: number } | undefined
+  let cpuAtLastRead: { workers: number; stack: number } | undefined
   let committed = 0
   // On a live topic: from the first round that every partition answered, the fleet is steady
   // (joined, rebalanced, positioned); what the commit visibility histogram held then is warm-up.
@@ -279,8 +290,14 @@ async function point(partitions: number): Promise<PointResult> {
     await sleep(1000)
     const read = await received(workers, counts)
     const now = performance.now()
-    if (read > 0 && read < expected) firstRead ??= { at: now, count: read }
-    if (read >= expected && lastReadAt === undefined) lastReadAt = now
+    if (read > 0 && read < expected && !firstRead) {
+      firstRead = { at: now, count: read }
+      cpuAtFirstRead = { workers: cpuNow(), stack: stackCpuSeconds() }
+    }
+    if (read >= expected && lastReadAt === undefined) {
+      lastReadAt = now
+      cpuAtLastRead = { workers: cpuNow(), stack: stackCpuSeconds() }
+    }
     committed = (await readTable(endpoints().rest.uri, table))?.totalRecords ?? 0
     cpuSeconds = cpuNow()
     if (rate > 0 && !steady && workers.some((w) => roundsOfLog(w.lines()).some((r) => r.complete && r.records > 0))) {
@@ -335,6 +352,12 @@ async function point(partitions: number): Promise<PointResult> {
     firstCollectingMs: rounds[0]?.collectingMs ?? Number.NaN,
     partialRounds: rounds.filter((r) => r.partial).length,
     secondsToAllCommitted,
+    ...(firstRead &&
+      lastReadAt !== undefined &&
+      cpuAtFirstRead &&
+      cpuAtLastRead && {
+        readingCores: coresBusy(cpuAtFirstRead, cpuAtLastRead, (lastReadAt - firstRead.at) / 1000),
+      }),
     visibilityP99Seconds: bucketQuantile(visibility, 0.99),
     ...(steady && {
       steady: {
@@ -348,6 +371,22 @@ async function point(partitions: number): Promise<PointResult> {
   return result
 }
 
+/**
+ * CPU seconds the local stack's processes (broker, catalog, Azurite) have used: on a machine they
+ * share with the workers, what of its cores a drain leaves the worker.
+ */
+function stackCpuSeconds(): number {
+  return services(stackDir()).reduce((sum, service) => sum + (cpuSecondsOf(service.pid) ?? 0), 0)
+}
+
+function coresBusy(
+  from: { workers: number; stack: number },
+  to: { workers: number; stack: number },
+  seconds: number,
+): { workers: number; stack: number; seconds: number } {
+  return { workers: (to.workers - from.workers) / seconds, stack: (to.stack - from.stack) / seconds, seconds }
+}
+
 function report(r: PointResult): void {
   const ratio = r.eventsPerCpuSecond / r.ceiling.eventsPerCpuSecond
   const files = r.filesPerCommit
@@ -356,6 +395,13 @@ function report(r: PointResult): void {
       `${round0(r.eventsPerSecond)} events/s; ceiling ${round0(r.ceiling.eventsPerCpuSecond)} per CPU-second ` +
       `(${round0(r.ceiling.eventsPerSecond)} events/s), ratio ${ratio.toFixed(2)}; all committed ${r.secondsToAllCommitted.toFixed(0)} s after start`,
   )
+  const cores = r.readingCores
+  if (cores) {
+    console.log(
+      `  while the backlog was read (${cores.seconds.toFixed(0)} s): the workers kept ${cores.workers.toFixed(2)} cores busy, ` +
+        `the stack (broker, catalog) ${cores.stack.toFixed(2)}, of ${cpus().length}`,
+    )
+  }
   console.log(
     `  peak RSS ${r.peakRss.map(mib).join(', ')}; ${files.length} commits, data files per commit ${quantile(files, 0.5)} median ` +
       `(${Math.min(...files)}-${Math.max(...files)}), median file ${(r.medianFileBytes / 1024).toFixed(0)} KiB`,
