@@ -76,7 +76,7 @@ const checks: Check[] = [
     expectViolation: 'assertion violated (held[i]==',
   },
   {
-    name: 'routing into two tables (designed, not built), safety: worker restarts, two coordinators',
+    name: 'routing into two tables, safety: worker restarts, two coordinators',
     model: 'floe-routing.pml',
     defines: ['-DNR=4', '-DRESTARTS=2', '-DSTATUSES=3'],
   },
