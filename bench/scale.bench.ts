@@ -268,11 +268,9 @@ async function point(partitions: number): Promise<PointResult> {
   const counts = new Map<WorkerProcess, number>()
   // The first sample that saw records, and what it saw: the rate counts from there, so the time
   // before it (joining the group, the first fetch) and the sampling's granularity stay out.
-  let firstRead: { at: number; count: number } | undefined
-  let lastReadAt: number | undefined
-  // CPU seconds of the workers and of the stack at the first and the last read sample
-  let cpuAtFirstRead: { workers: number; stack: number } | undefined
-  let cpuAtLastRead: { workers: number; stack: number } | undefined
+  // Each with the CPU seconds the workers and the stack had used by then (readingCores).
+  let firstRead: { at: number; count: number; cpu: CpuUsed } | undefined
+  let lastRead: { at: number; cpu: CpuUsed } | undefined
   let committed = 0
   // On a live topic: from the first round that every partition answered, the fleet is steady
   // (joined, rebalanced, positioned); what the commit visibility histogram held then is warm-up.
@@ -281,6 +279,7 @@ async function point(partitions: number): Promise<PointResult> {
   let cpuSeconds = 0
   const cpuNow = () =>
     started.reduce((sum, s) => sum + ((cpuSecondsOf(s.worker.child.pid ?? 0) ?? s.startCpu) - s.startCpu), 0)
+  const cpuUsed = (): CpuUsed => ({ workers: cpuNow(), stack: stackCpuSeconds() })
   while (committed < expected) {
     if (Date.now() > deadline) throw new Error(`not every event committed in time (${committed} of ${expected})`)
     if (producerFailed) throw producerFailed
@@ -290,14 +289,8 @@ async function point(partitions: number): Promise<PointResult> {
     await sleep(1000)
     const read = await received(workers, counts)
     const now = performance.now()
-    if (read > 0 && read < expected && !firstRead) {
-      firstRead = { at: now, count: read }
-      cpuAtFirstRead = { workers: cpuNow(), stack: stackCpuSeconds() }
-    }
-    if (read >= expected && lastReadAt === undefined) {
-      lastReadAt = now
-      cpuAtLastRead = { workers: cpuNow(), stack: stackCpuSeconds() }
-    }
+    if (read > 0 && read < expected) firstRead ??= { at: now, count: read, cpu: cpuUsed() }
+    if (read >= expected) lastRead ??= { at: now, cpu: cpuUsed() }
     committed = (await readTable(endpoints().rest.uri, table))?.totalRecords ?? 0
     cpuSeconds = cpuNow()
     if (rate > 0 && !steady && workers.some((w) => roundsOfLog(w.lines()).some((r) => r.complete && r.records > 0))) {
@@ -317,7 +310,7 @@ async function point(partitions: number): Promise<PointResult> {
   }
   const secondsToAllCommitted = (performance.now() - begun) / 1000
   const peakRss = workers.map((w) => peakRssOf(w.child.pid ?? 0))
-  const readEnd = lastReadAt ?? performance.now()
+  const readEnd = lastRead?.at ?? performance.now()
   // A backlog read within one sample has no first sample: then the rate counts from the start.
   const eventsPerSecond = firstRead
     ? (expected - firstRead.count) / Math.max(0.001, (readEnd - firstRead.at) / 1000)
@@ -353,11 +346,7 @@ async function point(partitions: number): Promise<PointResult> {
     partialRounds: rounds.filter((r) => r.partial).length,
     secondsToAllCommitted,
     ...(firstRead &&
-      lastReadAt !== undefined &&
-      cpuAtFirstRead &&
-      cpuAtLastRead && {
-        readingCores: coresBusy(cpuAtFirstRead, cpuAtLastRead, (lastReadAt - firstRead.at) / 1000),
-      }),
+      lastRead && { readingCores: coresBusy(firstRead.cpu, lastRead.cpu, (lastRead.at - firstRead.at) / 1000) }),
     visibilityP99Seconds: bucketQuantile(visibility, 0.99),
     ...(steady && {
       steady: {
@@ -379,11 +368,13 @@ function stackCpuSeconds(): number {
   return services(stackDir()).reduce((sum, service) => sum + (cpuSecondsOf(service.pid) ?? 0), 0)
 }
 
-function coresBusy(
-  from: { workers: number; stack: number },
-  to: { workers: number; stack: number },
-  seconds: number,
-): { workers: number; stack: number; seconds: number } {
+/** CPU seconds used so far by the workers (since they started) and by the stack's processes. */
+interface CpuUsed {
+  workers: number
+  stack: number
+}
+
+function coresBusy(from: CpuUsed, to: CpuUsed, seconds: number): CpuUsed & { seconds: number } {
   return { workers: (to.workers - from.workers) / seconds, stack: (to.stack - from.stack) / seconds, seconds }
 }
 
