@@ -25,7 +25,7 @@ import {
 } from '../shared/config/index.ts'
 import { maintenancePolicyOf } from '../shared/iceberg/maintenance/index.ts'
 import { currentSchema, dataDirectory, defaultSpec, type TableMetadata } from '../shared/iceberg/metadata/index.ts'
-import { FloeError, isFloeError, messageOf } from '../shared/index.ts'
+import { FloeError, isFloeError, messageOf, type RoundFirst } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
@@ -78,6 +78,8 @@ export interface DatasetRuntimeDeps {
   onFatal: (error: FloeError, dataset: string) => void
   /** Backpressure of this dataset changed: the worker's gauges look again. */
   onPressure: () => void
+  /** The worker's round work, which every dataset's record loop lets go first. */
+  roundFirst: RoundFirst
 }
 
 /** How long a start waits for its dataset's table to load (or be created) before it gives up. */
@@ -190,6 +192,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     logger: log.child({ component: 'participant' }),
     metrics,
     phases,
+    roundFirst: deps.roundFirst,
     // A WRITE-STATUS too large for the control topic puts its file list in the table's storage.
     statusSpill: { storage, tableLocation: loaded.metadata.location },
     onFatal: fatal,
@@ -215,6 +218,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     rebalance: (reason) => participant.rebalance(reason),
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     onFatal: fatal,
+    roundFirst: deps.roundFirst,
     ...maintenanceOf(config, dataset, () => routedTablesOf(catalog, dataset, group)),
   })
   // In topic order within the dataset; another dataset's queue runs beside it.

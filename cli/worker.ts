@@ -15,7 +15,7 @@ import { ControlChannel, type ControlMessage } from '../protocol/index.ts'
 import type { Catalog } from '../shared/catalog/index.ts'
 import { openCatalog } from '../shared/catalog/index.ts'
 import { catalogLabel, type FloeConfig } from '../shared/config/index.ts'
-import { FloeError, messageOf } from '../shared/index.ts'
+import { FloeError, messageOf, RoundFirst } from '../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import { EncoderPool } from '../shared/parquet/index.ts'
 import {
@@ -52,6 +52,8 @@ export class Worker {
   #timers: NodeJS.Timeout[] = []
   #walLock: WalLock | undefined
   #encoders: EncoderPool | undefined
+  /** Every dataset's round work, let go first by every dataset's record loop (shared/round-first.ts). */
+  readonly #roundFirst = new RoundFirst()
   #gauge: () => void = () => {}
   #fatal: FloeError | undefined
   #onFatal: ((error: FloeError) => void) | undefined
@@ -208,6 +210,7 @@ export class Worker {
           ...(this.#encoders ? { encoders: this.#encoders } : {}),
           onFatal: (error, name) => this.#fail(error, name),
           onPressure: () => this.#gauge(),
+          roundFirst: this.#roundFirst,
         }),
       )
     }

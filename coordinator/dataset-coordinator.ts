@@ -12,7 +12,15 @@ import { commitAckedBody, endCommitBody, startCommitBody } from '../protocol/ind
 import type { Catalog, TableIdentifier } from '../shared/catalog/index.ts'
 import type { RetryPolicy } from '../shared/iceberg/commit/index.ts'
 import { refSnapshotId } from '../shared/iceberg/metadata/index.ts'
-import { type ErrorCode, FloeError, isFatal, isFatalCode, isFloeError, messageOf } from '../shared/index.ts'
+import {
+  type ErrorCode,
+  FloeError,
+  isFatal,
+  isFatalCode,
+  isFloeError,
+  messageOf,
+  type RoundFirst,
+} from '../shared/index.ts'
 import type { KafkaAdmin } from '../shared/kafka/index.ts'
 import { findProgress } from '../shared/progress/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
@@ -91,6 +99,8 @@ export interface DatasetCoordinatorOptions {
   onFatal?: (error: FloeError) => void
   /** Table maintenance between rounds; none when absent. */
   maintenance?: CoordinatorMaintenance
+  /** The worker's round work: the commit and its ACK go ahead of the record loops. */
+  roundFirst?: RoundFirst
   now?: () => number
 }
 
@@ -114,6 +124,8 @@ export class DatasetCoordinator {
   readonly #inflight = new Set<Promise<unknown>>()
   #stopping: Promise<void> | undefined
   #stopReason = ''
+  /** Holds the commit and ACK while the machine is in them (shared/round-first.ts). */
+  readonly #committing: (inside: boolean) => void
   /** Rounds that gave up with their outcome unknown, looked for in every later round's table. */
   #unresolved: UnresolvedCommit[] = []
   /** Per topic: partitions that stop answering because no member holds them (unheld-partitions.ts). */
@@ -122,6 +134,7 @@ export class DatasetCoordinator {
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
     this.#now = options.now ?? Date.now
+    this.#committing = options.roundFirst?.span() ?? (() => {})
     this.#labels = { dataset: options.dataset.name }
     this.#gauges = new TableGauges(options.metrics, options.dataset.name)
     const { catalog, storage, table, logger, metrics, maintenance } = options
@@ -198,8 +211,14 @@ export class DatasetCoordinator {
     })
     actor.on('*', (event) => this.#onEmitted(event))
     actor.subscribe({
-      next: (snapshot) => this.#log.commitOutput(snapshot.context.commit),
-      error: (error) => this.#onCrash(error),
+      next: (snapshot) => {
+        this.#committing(snapshot.value === 'committing' || snapshot.value === 'acking')
+        this.#log.commitOutput(snapshot.context.commit)
+      },
+      error: (error) => {
+        this.#committing(false)
+        this.#onCrash(error)
+      },
     })
     this.#actor = actor
     this.#o.metrics.coordinatorActive.set(this.#labels, 1)
@@ -268,6 +287,7 @@ export class DatasetCoordinator {
       actor.send({ type: 'coordinator.stop', reason })
     }
     await Promise.allSettled([...this.#inflight])
+    this.#committing(false)
     this.#o.metrics.coordinatorActive.set(this.#labels, 0)
     this.#gauges.clear()
     this.#waiters.stopped(this.#round?.commitId, reason)

@@ -3,7 +3,7 @@
 import type { ControlMessage } from '../protocol/index.ts'
 import type { DatasetConfig } from '../shared/config/index.ts'
 import type { NestedField, PartitionSpec, Schema } from '../shared/iceberg/index.ts'
-import type { FloeError } from '../shared/index.ts'
+import type { FloeError, RoundFirst } from '../shared/index.ts'
 import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka/index.ts'
 import type { ObjectStorage } from '../shared/storage/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
@@ -64,6 +64,8 @@ export interface DatasetParticipantOptions {
   metrics: FloeMetrics
   phases: PhaseClock
   sessionTimeoutMs?: number
+  /** The worker's round work, which each record loop lets go first (default: this topic's own). */
+  roundFirst?: RoundFirst
   /**
    * Where a WRITE-STATUS too large for the control topic puts its file list (protocol's
    * spillFiles): the table's location and a storage that writes there. Without it every status

@@ -8,6 +8,7 @@ import { type Actor, createActor, fromCallback, fromPromise } from 'xstate'
 import type { PartitionWriteStatus } from '../protocol/index.ts'
 import type { TopicDataset } from '../shared/config/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
+import type { RoundFirst } from '../shared/index.ts'
 import type { FetchedPartition, KafkaAdmin, TopicReader } from '../shared/kafka/index.ts'
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import type { FloeMetrics, Logger, PhaseClock } from '../shared/telemetry/index.ts'
@@ -95,6 +96,8 @@ export interface SlotEnvironment {
   changed(): void
   /** The dataset's shared WAL (`wal.layout: shared`); without it each partition has a PartitionLog. */
   shared?: SharedWal
+  /** Where a round's flushes and statuses are held, to go ahead of the record loop. */
+  roundFirst: RoundFirst
 }
 
 /** What holds open segments and ready files: the memory relief and the WAL gauges read and act on it. */
@@ -173,8 +176,13 @@ export class PartitionSlot implements WalHolder {
         // Fetching is the record loop's, and it leaves out every partition that is not writing:
         // holding is implicit. Letting go wakes the loop, which may be waiting with nothing to read.
         holdConsumer: fromCallback(() => () => env.changed()),
-        flushPartition: fromPromise<PartitionWriteStatus, FlushInput>(({ input, signal }) => work.flush(input, signal)),
-        sendStatus: fromPromise<void, SendStatusInput>(({ input }) => env.reports.submit(input.commitId, input.status)),
+        // a round's flush and status go ahead of the record loop's next fetch (shared/round-first.ts)
+        flushPartition: fromPromise<PartitionWriteStatus, FlushInput>(({ input, signal }) =>
+          env.roundFirst.hold(work.flush(input, signal)),
+        ),
+        sendStatus: fromPromise<void, SendStatusInput>(({ input }) =>
+          env.roundFirst.hold(env.reports.submit(input.commitId, input.status)),
+        ),
         acknowledge: fromPromise<void, AcknowledgeInput>(({ input }) => work.acknowledge(input.offset)),
         rotateOnRevoke: fromPromise<void, RevokeInput>(() => work.letGo('revoke')),
       },

@@ -18,7 +18,7 @@
 // (`wal.layout: shared`), the topic's one WAL and queue (SharedLayout).
 import type { ControlMessage } from '../protocol/index.ts'
 import { routeIdentity, type TopicDataset } from '../shared/config/index.ts'
-import { FloeError, isFatal, messageOf } from '../shared/index.ts'
+import { FloeError, isFatal, messageOf, RoundFirst } from '../shared/index.ts'
 import type { TopicReader } from '../shared/kafka/index.ts'
 import { type BadRecords, badRecordsOf } from './bad-records.ts'
 import { compileDecoder } from './decode/index.ts'
@@ -73,6 +73,8 @@ export class TopicParticipant {
   #ready = false
   #loop: Promise<void> | undefined
   readonly #wakeUp = new WakeUp()
+  /** Before each fetch: waits for the round work held since (shared/round-first.ts). */
+  readonly #letRoundPass: () => Promise<boolean>
   readonly #onPause = () => this.#broadcast({ type: 'backpressure.pause' })
   readonly #onResume = () => {
     this.#broadcast({ type: 'backpressure.resume' })
@@ -102,6 +104,8 @@ export class TopicParticipant {
       send: options.send,
     })
     const groupOffsets = new GroupOffsets({ commit: (offsets) => this.#reader.commit(offsets), logger: options.logger })
+    const roundFirst = options.roundFirst ?? new RoundFirst()
+    this.#letRoundPass = roundFirst.turn()
     const shared = options.wal.layout === 'shared' ? new SharedLayout() : undefined
     this.#shared = shared
     this.#reports = new RoundReports({
@@ -140,6 +144,7 @@ export class TopicParticipant {
       sidecars,
       commitGroupOffset: (partition, offset) => groupOffsets.commit(partition, offset),
       changed: () => this.#changed(),
+      roundFirst,
     }
     const { route } = dataset
     const routedDataLocation = options.table.routedDataLocation
@@ -260,6 +265,8 @@ export class TopicParticipant {
           await this.#wakeUp.idle(200)
           continue
         }
+        phases.switchTo('report')
+        if (await this.#letRoundPass()) continue
         phases.switchTo('poll')
         const fetched = await this.#reader.fetch(positions)
         // Decode every partition of the fetch, dead-letter their refused records in one send (a

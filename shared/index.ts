@@ -2,3 +2,4 @@
 // index.ts (iceberg, parquet, catalog, storage, kafka, ...); this file re-exports the small
 // cross-cutting pieces.
 export * from './errors.ts'
+export * from './round-first.ts'

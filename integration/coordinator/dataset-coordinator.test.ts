@@ -93,6 +93,29 @@ describe('the dataset coordinator on the local stack', () => {
     assert.equal(line.details['records'], '22')
   })
 
+  test("a round's commit and its ACK are held for the record loops to let go first", { timeout: 60_000 }, async (t) => {
+    const f = await coordinatorFixture(t)
+    f.participants.answers = [
+      await f.written(0, 0, 10, 'offset-reset'),
+      await f.written(1, 0, 5, 'offset-reset'),
+      await f.written(2, 0, 7, 'offset-reset'),
+    ]
+    // A record loop's turns, as fast as the event loop lets them come: none waits before the
+    // commit begins, and the first that does resumes only once the round is committed and acked.
+    const turn = f.roundFirst.turn(60_000)
+    let outcome: RoundResult | undefined
+    const round = f.a.coordinator.requestRound('test').then((result) => {
+      outcome = result
+      return result
+    })
+    while (!(await turn())) await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(outcome?.kind, 'committed', 'the turn let the whole commit go first')
+    const ack = await f.participants.ack(committed(await round).commitId)
+    assert.deepEqual(offsetsOf(ack.committedOffsets), { 0: 10n, 1: 5n, 2: 7n })
+    assert.equal(await turn(), false, 'nothing is held once the round is over')
+  })
+
   test('a partition that does not answer within the commit timeout goes into the next round', {
     timeout: 60_000,
   }, async (t) => {

@@ -9,6 +9,7 @@ import type { TestContext } from 'node:test'
 import { DatasetCoordinator } from '../../coordinator/index.ts'
 import { ControlChannel, type PartitionStatus } from '../../protocol/index.ts'
 import { type Catalog, openCatalog, type TableIdentifier } from '../../shared/catalog/index.ts'
+import { RoundFirst } from '../../shared/index.ts'
 import { KafkaAdmin, type KafkaConnection, KafkaProducer } from '../../shared/kafka/index.ts'
 import { RoutedStorage } from '../../shared/storage/index.ts'
 import { createMetrics, type FloeMetrics } from '../../shared/telemetry/index.ts'
@@ -40,6 +41,8 @@ export interface CoordinatorFixture {
   readonly configFile: string
   /** A directory of the test's own, removed after it. */
   readonly dir: string
+  /** Where every coordinator of the fixture holds its commit and ACK, as a worker's does. */
+  readonly roundFirst: RoundFirst
   /** Every id a committed round landed, in order: the table must hold exactly these. */
   readonly landed: readonly string[]
   coordinator(workerId: string): Promise<StartedCoordinator>
@@ -77,6 +80,7 @@ export async function coordinatorFixture(t: TestContext): Promise<CoordinatorFix
   const group = `${groupPrefix}-${dataset}`
   const storage = new RoutedStorage({})
   const landed: string[] = []
+  const roundFirst = new RoundFirst()
 
   const dir = await mkdtemp(join(tmpdir(), 'floe-it-coordinator-'))
   cleanups.push(() => rm(dir, { recursive: true, force: true }))
@@ -142,6 +146,7 @@ export async function coordinatorFixture(t: TestContext): Promise<CoordinatorFix
       send: (message) => control.send(message),
       logger,
       metrics,
+      roundFirst,
     })
     control.register(created)
     coordinators.push(created)
@@ -195,6 +200,7 @@ datasets:
     configFile,
     dir,
     landed,
+    roundFirst,
     coordinator,
     written: (partition, start, end, origin) => writtenStatus(target, partition, start, end, origin),
     empty: (partition, at) => emptyStatus(topic, partition, at),

@@ -2,7 +2,8 @@
 //   perf 10s: 157000 in, 156990 written, 10 dlq | poll 44% decode 13% encode 21% write 3% dlq 0% dlq-wait 0% upload-wait 2% report 0% paused 0%
 // (decode is JSON parsing, the JMESPath mapping and the typed conversion, measured together per batch;
 // dlq is producing refused records to the dead-letter topic, dlq-wait waiting for that topic while
-// it is unavailable, when the record loop holds rather than buffer; schema is a dataset that infers
+// it is unavailable, when the record loop holds rather than buffer; report is the loop letting a
+// commit round's work go first (shared/round-first.ts); schema is a dataset that infers
 // its columns widening its table and rotating its WAL to the new schema; it and idle are shown
 // only when they took some of the window)
 // The record loop is single-threaded, so one clock is enough: `switchTo(phase)` charges the time
