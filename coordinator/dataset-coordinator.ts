@@ -212,7 +212,7 @@ export class DatasetCoordinator {
     actor.on('*', (event) => this.#onEmitted(event))
     actor.subscribe({
       next: (snapshot) => {
-        this.#committing(snapshot.value === 'committing' || snapshot.value === 'acking')
+        this.#committing(inCommit(snapshot.value))
         this.#log.commitOutput(snapshot.context.commit)
       },
       error: (error) => {
@@ -282,8 +282,7 @@ export class DatasetCoordinator {
     this.#maintenance?.stop(reason)
     const actor = this.#actor
     if (actor && actor.getSnapshot().status === 'active') {
-      const state = actor.getSnapshot().value
-      if (state === 'committing' || state === 'acking') await this.#waiters.wait(false)
+      if (inCommit(actor.getSnapshot().value)) await this.#waiters.wait(false)
       actor.send({ type: 'coordinator.stop', reason })
     }
     await Promise.allSettled([...this.#inflight])
@@ -508,4 +507,9 @@ export class DatasetCoordinator {
     work.then(forget, forget)
     return work
   }
+}
+
+/** The machine is committing a round or acknowledging it: work that runs to its end once begun. */
+function inCommit(state: unknown): boolean {
+  return state === 'committing' || state === 'acking'
 }

@@ -1,12 +1,11 @@
 // A commit round's work goes ahead of the record loops of the worker.
 //
 // Node runs a worker's JavaScript on one thread. While a loop reads a backlog, each turn (fetch,
-// decode, append) holds the thread for tens to hundreds of milliseconds, and every await of a
-// round's work (a file's copy, an upload, a catalog request, a control message) waits behind a
-// whole turn. A round of a dozen awaits then took seconds: a participant answered END-COMMIT
-// 3.2 s after it came, against 0.14 s on an idle worker (docs/benchmarks.md, "A round while the
-// backlog is read"). So the round's work is held here, and each loop, before its next fetch, waits
-// for the work held since it last looked.
+// decode, append) holds the thread for up to a second or more, and every await of a round's work
+// (a file's copy, an upload, a catalog request, a control message) waits behind a whole turn. A
+// round that takes 0.1 s on an idle worker then took 4-16 s (docs/benchmarks.md, "A round while
+// the backlog is read"). So the round's work is held here, and each loop, before its next fetch,
+// waits for the work held since it last looked.
 //
 // A loop waits for a piece of work once, and never longer than its bound: a round held up by a
 // storage or catalog outage must not stop reading (the backpressure decides when reading stops).
