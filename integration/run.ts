@@ -4,14 +4,29 @@
 import { spawn } from 'node:child_process'
 import { globSync } from 'node:fs'
 import { join } from 'node:path'
-import { running, services, stackDir } from './stack/index.ts'
+import { running, services, sharedStackVariable, stackDir } from './stack/index.ts'
 
 const root = join(import.meta.dirname, '..')
 const stackScript = join(root, 'integration', 'stack', 'stack.ts')
 
-function exec(args: string[]): Promise<number> {
+// The files that freeze, stop or restart a server every test uses (the broker, the REST catalog,
+// PostgreSQL, Azurite): they run after the others, one at a time, so no other test meets the
+// outage. Every other file, the kill -9 and hang tests of workers included, runs beside another.
+const outages = new Set([
+  'integration/e2e/route-switch.test.ts',
+  'integration/e2e/routing.test.ts',
+  'integration/faults/broker-restart.test.ts',
+  'integration/faults/crash-restart.test.ts',
+  'integration/faults/isolation.test.ts',
+  'integration/faults/postgres-restart.test.ts',
+  'integration/faults/servers.test.ts',
+  'integration/faults/storage.test.ts',
+  'integration/faults/worker.test.ts',
+])
+
+function exec(args: string[], env: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root })
+    const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env: { ...process.env, ...env } })
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)))
   })
 }
@@ -45,20 +60,22 @@ try {
   const given = process.argv.slice(2)
   // The interop suite (Spark, a heavy install of its own) runs only as `npm run test:interop`.
   const allTests = globSync('integration/**/*.test.ts', { cwd: root, exclude: ['integration/interop/**'] }).sort()
-  // The fault suite freezes and restarts the shared servers: its files run after the others, one
-  // at a time, never beside a test that needs those servers to answer.
-  const isFault = (pattern: string) => pattern.replace(/^\.\//, '').startsWith('integration/faults/')
-  const phases = given.length
-    ? [given.filter((p) => !isFault(p)), given.filter(isFault)]
-    : [allTests.filter((p) => !isFault(p)), allTests.filter(isFault)]
+  for (const pattern of given) {
+    if (globSync(pattern, { cwd: root }).length === 0) throw new Error(`no test file matches ${pattern}`)
+  }
+  const files = given.length ? globSync(given, { cwd: root }).sort() : allTests
+  const isOutage = (file: string) => outages.has(file)
   // Beside `spec`, the skip reporter lists every skipped and todo test and fails the run on a todo,
   // and on any skip when CI is set.
   const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout']
   reporters.push('--test-reporter=./integration/tools/skip-reporter.ts', '--test-reporter-destination=stderr')
   const base = ['--test', ...reporters, '--test-timeout=600000']
-  const [others = [], faults = []] = phases
-  if (others.length) code = await exec([...base, ...others])
-  if (faults.length) code = (await exec([...base, '--test-concurrency=1', ...faults])) || code
+  const beside = files.filter((p) => !isOutage(p))
+  const alone = files.filter(isOutage)
+  // Two files at a time: most of a test's time is waiting (commit intervals, settling, timeouts),
+  // so two of them share the two cores of a CI machine well. The stack refuses an outage here.
+  if (beside.length) code = await exec([...base, '--test-concurrency=2', ...beside], { [sharedStackVariable]: '1' })
+  if (alone.length) code = (await exec([...base, '--test-concurrency=1', ...alone])) || code
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error))
   code ||= 1

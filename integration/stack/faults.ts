@@ -8,8 +8,22 @@ import { type Endpoints, paths, type StackOptions, stackDir } from './layout.ts'
 import { launchPostgres, waitPostgresReady } from './postgres.ts'
 import { freeze, killService, stopService, thaw } from './processes.ts'
 
+/**
+ * Set by `npm run test:integration` for the files it runs two at a time: a test there that froze
+ * or restarted a server would be an outage for the test beside it, so the faults below refuse.
+ */
+export const sharedStackVariable = 'FLOE_TEST_STACK_SHARED'
+
+function refuseWhenShared(what: string): void {
+  if (process.env[sharedStackVariable] !== '1') return
+  throw new Error(
+    `${what}, while other test files use the stack: add this file to the outages in integration/run.ts, which run alone`,
+  )
+}
+
 /** Stops `name` (e.g. `kafka`, `iceberg-rest`, `azurite`) where it is, with SIGSTOP of its process group. */
 export function freezeService(name: string, dir = stackDir()): void {
+  refuseWhenShared(`a test froze ${name}`)
   freeze(name, dir)
 }
 
@@ -50,6 +64,7 @@ export function brokerNames(dir = stackDir()): string[] {
 export async function restartBroker(index = 0, how: BrokerRestart = {}, dir = stackDir()): Promise<void> {
   const options = stackOptions(dir)
   const name = brokerName(options, index)
+  refuseWhenShared(`a test restarted ${name}`)
   thawService(name, dir)
   if (how.hard) killService(dir, name)
   await stopService(dir, name)
@@ -63,6 +78,7 @@ export async function restartBroker(index = 0, how: BrokerRestart = {}, dir = st
  * the same cluster: the catalog's tables survive. Resolves once it answers a real connection.
  */
 export async function restartPostgres(how: BrokerRestart = {}, dir = stackDir()): Promise<void> {
+  refuseWhenShared('a test restarted postgres')
   const { options, postgres } = written(dir)
   if (!postgres) throw new Error('the stack runs without PostgreSQL (stack up --postgres)')
   thawService('postgres', dir)

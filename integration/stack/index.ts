@@ -7,6 +7,7 @@ export {
   freezeService,
   restartBroker,
   restartPostgres,
+  sharedStackVariable,
   thawService,
 } from './faults.ts'
 export { type Endpoints, readEndpoints, stackDir } from './layout.ts'
