@@ -60,18 +60,20 @@ try {
   const given = process.argv.slice(2)
   // The interop suite (Spark, a heavy install of its own) runs only as `npm run test:interop`.
   const allTests = globSync('integration/**/*.test.ts', { cwd: root, exclude: ['integration/interop/**'] }).sort()
+  const matched = new Set<string>()
   for (const pattern of given) {
-    if (globSync(pattern, { cwd: root }).length === 0) throw new Error(`no test file matches ${pattern}`)
+    const found = globSync(pattern, { cwd: root })
+    if (found.length === 0) throw new Error(`no test file matches ${pattern}`)
+    for (const file of found) matched.add(file)
   }
-  const files = given.length ? globSync(given, { cwd: root }).sort() : allTests
-  const isOutage = (file: string) => outages.has(file)
+  const files = given.length ? [...matched].sort() : allTests
   // Beside `spec`, the skip reporter lists every skipped and todo test and fails the run on a todo,
   // and on any skip when CI is set.
   const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout']
   reporters.push('--test-reporter=./integration/tools/skip-reporter.ts', '--test-reporter-destination=stderr')
   const base = ['--test', ...reporters, '--test-timeout=600000']
-  const beside = files.filter((p) => !isOutage(p))
-  const alone = files.filter(isOutage)
+  const beside = files.filter((file) => !outages.has(file))
+  const alone = files.filter((file) => outages.has(file))
   // Two files at a time: most of a test's time is waiting (commit intervals, settling, timeouts),
   // so two of them share the two cores of a CI machine well. The stack refuses an outage here.
   if (beside.length) code = await exec([...base, '--test-concurrency=2', ...beside], { [sharedStackVariable]: '1' })
