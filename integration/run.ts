@@ -16,12 +16,10 @@ const outages = new Set([
   'integration/e2e/route-switch.test.ts',
   'integration/e2e/routing.test.ts',
   'integration/faults/broker-restart.test.ts',
-  'integration/faults/crash-restart.test.ts',
   'integration/faults/isolation.test.ts',
   'integration/faults/postgres-restart.test.ts',
   'integration/faults/servers.test.ts',
   'integration/faults/storage.test.ts',
-  'integration/faults/worker.test.ts',
 ])
 
 function exec(args: string[], env: Record<string, string> = {}): Promise<number> {

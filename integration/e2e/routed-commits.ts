@@ -1,6 +1,7 @@
 // A routed round half committed, on the real stack: the routing tests freeze the REST catalog right
 // after a round committed one of its tables (seen in the catalog's warehouse) and kill the
-// coordinator there, so some tables hold the round and the others and the ledger do not.
+// coordinator there, so some tables hold the round and the others and the ledger do not. And what
+// the routing tests read of a worker: how many tables it evicted.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -55,4 +56,10 @@ export async function killCoordinatorMidRound(
   thawService('iceberg-rest')
   await sent
   return coordinator
+}
+
+/** The worker's floe_table_evictions_total. */
+export async function evictions(fleet: Fleet, worker: WorkerProcess): Promise<number> {
+  const metrics = await fleet.metrics(worker)
+  return [...metrics].find(([name]) => name.startsWith('floe_table_evictions_total{'))?.[1] ?? 0
 }

@@ -3,41 +3,20 @@
 // table's offset and deleted otherwise (docs/design.md "Recovery"). The fleet tests in e2e/ give each
 // new worker a fresh folder; here recovery meets what a crash really leaves behind. These pin the
 // per-partition layout (shared-wal.test.ts runs the same kill -9 on the shared one), and the last
-// one moves a killed worker in place to the shared layout.
+// one moves a killed worker in place to the shared layout. A kill while the round's commit hangs on
+// a frozen catalog is in servers.test.ts, with the other frozen servers.
 import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import { basename } from 'node:path'
 import { describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseWalFileName } from '../../participant/wal/index.ts'
-import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
-import { assertExactlyOnce, badEvery, fastFleet, freeze, killAtRandomAndRestart, logged, minute } from './support.ts'
-
-/** The per-partition WAL layout, pinned whatever the default. */
-const perPartition = { ...fastFleet, walLayout: 'partition' } as const
+import { Fleet } from '../e2e/fleet.ts'
+import { assertExactlyOnce, badEvery, killAtRandomAndRestart, minute, perPartition, recovered } from './support.ts'
 
 /** The per-partition layout's ready data files in a WAL folder. */
 function readyFiles(walDir: string): number {
   const names = readdirSync(walDir, { recursive: true, encoding: 'utf8' })
   return names.filter((name) => parseWalFileName(basename(name))?.kind === 'ready-parquet').length
-}
-
-/** What recovery found in a worker's WAL when its partitions synced, over all its restarts. */
-function recovered(workers: WorkerProcess[]): { reused: number; deleted: number } {
-  let reused = 0
-  let deleted = 0
-  for (const worker of workers) {
-    for (const line of logged(worker, 'partition synced')) {
-      reused += Number(line.reusedFiles ?? 0)
-      deleted += Number(line.deletedFiles ?? 0)
-    }
-    // the shared layout recovers once per worker and dataset, not per partition
-    for (const line of logged(worker, 'shared WAL recovered')) {
-      reused += Number(line.keptRotations ?? 0)
-      deleted += Number(line.deletedFiles ?? 0)
-    }
-  }
-  return { reused, deleted }
 }
 
 describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
@@ -48,26 +27,6 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
     await fleet.produce(500, { badEvery })
     await assertExactlyOnce(fleet, await fleet.waitSettled(4 * minute))
     t.diagnostic(`WAL files found at restart: ${JSON.stringify(recovered(fleet.workers))}`)
-  })
-
-  test('a worker killed while its round waits on a frozen catalog recovers its ready files', async (t) => {
-    const fleet = await Fleet.create(t, { ...perPartition, commitIntervalSeconds: 3 })
-    const worker = await fleet.start('solo')
-    await fleet.produce(2000, { badEvery })
-    await fleet.nextCommit(3 * minute)
-    await fleet.produce(2000, { badEvery })
-    // The next round rotates and uploads, then its commit hangs: the ready files stay in the WAL.
-    const thaw = freeze(t, 'iceberg-rest')
-    await sleep(6000)
-    worker.kill('SIGKILL')
-    await worker.exited
-    thaw()
-    const again = await fleet.restart(worker)
-    await fleet.produce(500, { badEvery })
-    await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
-    const found = recovered([again])
-    t.diagnostic(`WAL files found at restart: ${JSON.stringify(found)}`)
-    assert.ok(found.reused + found.deleted > 0, 'the restarted worker found the files the crash left')
   })
 
   test('a worker killed with ready files and restarted on the shared layout warns of them and loses nothing', async (t) => {

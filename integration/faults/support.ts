@@ -106,3 +106,24 @@ export function ownership(fleet: Fleet): Record<string, number[]> {
   for (const worker of fleet.workers.filter((w) => w.running)) owned[worker.id] = heldPartitions(worker.lines())
   return owned
 }
+
+/** The per-partition WAL layout, pinned whatever the default. */
+export const perPartition = { ...fastFleet, walLayout: 'partition' } as const
+
+/** What recovery found in a worker's WAL when its partitions synced, over all its restarts. */
+export function recovered(workers: WorkerProcess[]): { reused: number; deleted: number } {
+  let reused = 0
+  let deleted = 0
+  for (const worker of workers) {
+    for (const line of logged(worker, 'partition synced')) {
+      reused += Number(line.reusedFiles ?? 0)
+      deleted += Number(line.deletedFiles ?? 0)
+    }
+    // the shared layout recovers once per worker and dataset, not per partition
+    for (const line of logged(worker, 'shared WAL recovered')) {
+      reused += Number(line.keptRotations ?? 0)
+      deleted += Number(line.deletedFiles ?? 0)
+    }
+  }
+  return { reused, deleted }
+}
