@@ -4,7 +4,13 @@
 // latch on top of the worker's disk and memory backpressure, and its own queue of control messages,
 // so a coordinator reading a spilled WRITE-STATUS from a frozen storage holds only its dataset.
 import { join } from 'node:path'
-import { DatasetCoordinator, type DatasetCoordinatorOptions, readRouteRecord, routeGate } from '../coordinator/index.ts'
+import {
+  DatasetCoordinator,
+  type DatasetCoordinatorOptions,
+  readRouteRecord,
+  routeGate,
+  UnheldPartitionGuard,
+} from '../coordinator/index.ts'
 import {
   type Backpressure,
   DatasetBackpressure,
@@ -30,6 +36,7 @@ import type { KafkaAdmin, KafkaConnection, KafkaProducer } from '../shared/kafka
 import type { RowGroupEncoders } from '../shared/parquet/index.ts'
 import { readProgress } from '../shared/progress/index.ts'
 import { type FloeMetrics, type Logger, PhaseClock } from '../shared/telemetry/index.ts'
+import { CoordinatorSilence } from './coordinator-silence.ts'
 import { RESTART_FIRST_DELAY_MS } from './ownership.ts'
 import { answerWithin, datasetGroup, storageOf } from './servers.ts'
 import { ensureDatasetTable, RoutedTables, routedTablesOf, tableIdentifier, widenTable } from './tables.ts'
@@ -55,6 +62,11 @@ export interface DatasetRuntime {
   membership(): { memberId: string; generation: number }
   /** Hands a control message to this dataset's queue; never waits for it. */
   dispatch(message: ControlMessage): void
+  /**
+   * On the worker's ownership tick: when no round of the dataset was heard for a while and this
+   * worker does not coordinate, asks whether partition 0 is held by no one (CoordinatorSilence).
+   */
+  listenForCoordinator(): void
   /** Resolves when every dispatched message was handled. */
   settled(): Promise<void>
 }
@@ -221,6 +233,30 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     roundFirst: deps.roundFirst,
     ...maintenanceOf(config, dataset, () => routedTablesOf(catalog, dataset, group)),
   })
+  // Two commit intervals without a control message of the dataset: no round started, so maybe no
+  // coordinator (its partition 0 held by no member); the guard then waits two session timeouts.
+  const guards = new Map<string, UnheldPartitionGuard>()
+  const silence = new CoordinatorSilence(
+    (topic) => {
+      let guard = guards.get(topic)
+      if (!guard) {
+        guard = new UnheldPartitionGuard({
+          dataset: dataset.name,
+          topic,
+          group,
+          admin: deps.admin,
+          logger: log.child({ component: 'participant' }),
+          metrics,
+          rebalance: (reason) => participant.rebalance(reason),
+          sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+          now: Date.now,
+        })
+        guards.set(topic, guard)
+      }
+      return guard
+    },
+    2 * config.ingestion.commitIntervalSeconds * 1000,
+  )
   // In topic order within the dataset; another dataset's queue runs beside it.
   let tail: Promise<void> = Promise.resolve()
   const runtime: DatasetRuntime = {
@@ -249,6 +285,7 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
     membership: () => participant.membership(),
     dispatch(message) {
       if (message.dataset !== dataset.name || message.group !== group) return
+      silence.heard()
       tail = tail.then(async () => {
         try {
           await participant.receive(message)
@@ -262,6 +299,9 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
       })
     },
     settled: () => tail,
+    listenForCoordinator() {
+      void silence.tick(participant.topics[0], runtime.coordinating)
+    },
   }
   return runtime
 }

@@ -231,7 +231,7 @@ export function formatStatus(statuses: readonly DatasetStatus[]): string {
     const unheld = s.consumers.unheld
     if (unheld.length > 0) {
       lines.push(
-        `  held by no member: ${unheld.join(', ')} (read by no one; the coordinator makes the group rebalance after two session timeouts)`,
+        `  held by no member: ${unheld.join(', ')} (read by no one; the group is made to rebalance after two session timeouts)`,
       )
     }
     if (s.partitions.length === 0) return lines.join('\n')

@@ -241,7 +241,12 @@ export class Worker {
       coordinating: (dataset, active) => this.metrics.coordinatorActive.set({ dataset }, active ? 1 : 0),
       halted: () => this.#fatal !== undefined,
     })
-    this.#timers.push(setInterval(() => void follower.tick(), 1000))
+    this.#timers.push(
+      setInterval(() => {
+        void follower.tick()
+        for (const runtime of this.#datasets) runtime.listenForCoordinator()
+      }, 1000),
+    )
     this.#timers.push(setInterval(() => this.#perfLine(), 10_000))
     this.#timers.push(...followTopicPatterns(config, this.#datasets, admin, logger))
     const readiness = (): { ready: boolean; reason?: string } => {

@@ -173,7 +173,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
     }),
     unheldPartitionRebalances: new Counter({
       name: 'floe_unheld_partition_rebalances_total',
-      help: 'Rebalances the coordinator asked for because partitions of the Stable group were held by no member',
+      help: 'Rebalances a worker asked for because partitions of the Stable group were held by no member',
       labelNames: ['dataset'],
       registers,
     }),
