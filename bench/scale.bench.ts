@@ -20,6 +20,9 @@
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--encoder-threads N]
 //     [--layout partition|shared] [--cpu-profile DIR] [--timeout-minutes 20] [--quick]
 //
+// --workers N: N workers started together. They share the partitions from the first read only on
+//   a stack started with `--group-join-delay-ms 3000` (Kafka's default; the tests' stack uses 0, so
+//   the first worker reads every partition until the next joins, and what it read is read again).
 // --partitioned: the table is partitioned by bucket[3](user_id), three Iceberg partitions.
 // --rate R [--seconds 180]: a live topic instead of a backlog: R events a second produced while the
 //   workers run (the ceiling then reads the topic after them), and the commit visibility's p99. The
@@ -40,7 +43,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { WorkerProcess } from '../integration/e2e/fleet.ts'
 import { endpoints, stackConfigYaml, uniqueName } from '../integration/harness.ts'
-import { services, stackDir } from '../integration/stack/index.ts'
+import { services, stackDir, stackOptions } from '../integration/stack/index.ts'
 import { benchMapping, benchSchema } from '../participant/decode/bench-events.ts'
 import { KafkaAdmin, type KafkaConnection } from '../shared/kafka/index.ts'
 import { type CeilingResult, ceilingLine, measureCeiling } from './ceiling.ts'
@@ -434,6 +437,12 @@ console.log(
     `${encoderThreads === undefined ? '' : `encoderThreads ${encoderThreads}, `}local file:// warehouse; ` +
     `node ${process.version}; ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${mib(totalmem())})`,
 )
+if (workerCount > 1 && !stackOptions().groupJoinDelayMs) {
+  console.log(
+    `  the stack's broker does not wait for more members (group.initial.rebalance.delay.ms 0): the first ` +
+      'worker reads every partition until the next joins; `npm run stack -- up --group-join-delay-ms 3000` does',
+  )
+}
 const results: PointResult[] = []
 let failed = false
 for (const partitions of partitionCounts) {

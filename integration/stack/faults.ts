@@ -40,7 +40,8 @@ function written(dir: string): Partial<Endpoints> & { options: StackOptions } {
   return { ...found, options: found.options }
 }
 
-function stackOptions(dir: string): StackOptions {
+/** How the running stack was started (`npm run stack -- up` and its options). */
+export function stackOptions(dir = stackDir()): StackOptions {
   return written(dir).options
 }
 

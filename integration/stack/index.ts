@@ -8,6 +8,7 @@ export {
   restartBroker,
   restartPostgres,
   sharedStackVariable,
+  stackOptions,
   thawService,
 } from './faults.ts'
 export { type Endpoints, readEndpoints, stackDir } from './layout.ts'

@@ -40,6 +40,11 @@ export interface StackOptions {
   restAuthTokenSeconds: number
   /** Also start the local S3 server (./s3.ts). */
   s3: boolean
+  /**
+   * The broker's group.initial.rebalance.delay.ms: how long a new group's first join waits for more
+   * members. 0 (unset) keeps the tests fast; Kafka's own default is 3000.
+   */
+  groupJoinDelayMs?: number
 }
 
 // The SASL_SSL ports come after the six that three brokers and their controllers take.

@@ -56,6 +56,10 @@ options (up):
                      "warehouse" and an IAM user whose key is in endpoints.json, and a second
                      REST catalog whose warehouse is on it (S3FileIO), on the S3 port + 1
   --s3-port P        S3 server port (default 9000, env FLOE_STACK_S3_PORT)
+  --group-join-delay-ms N  the broker's group.initial.rebalance.delay.ms (default 0, env
+                     FLOE_STACK_GROUP_JOIN_DELAY_MS; Kafka's own default is 3000): a new group's
+                     first join waits this long for more members, so workers started together
+                     share the partitions from the start (bench/scale.bench.ts --workers 2)
 
 The stack keeps its files in .stack/ (FLOE_STACK_DIR to move it); logs are in .stack/logs/.`
 
@@ -77,6 +81,13 @@ function tokenSeconds(flag: string | undefined): number {
   const raw = flag ?? process.env.FLOE_STACK_REST_AUTH_TOKEN_SECONDS ?? '4'
   const value = Number(raw)
   if (!Number.isInteger(value) || value < 1) throw new UsageError(`bad token lifetime: ${raw}`)
+  return value
+}
+
+function groupJoinDelay(flag: string | undefined): number {
+  const raw = flag ?? process.env.FLOE_STACK_GROUP_JOIN_DELAY_MS ?? '0'
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 0) throw new UsageError(`bad group join delay: ${raw}`)
   return value
 }
 
@@ -112,6 +123,7 @@ function options(values: Record<string, string | boolean | undefined>): StackOpt
     },
     restAuth: values['rest-auth'] === true || process.env.FLOE_STACK_REST_AUTH === '1',
     restAuthTokenSeconds: tokenSeconds(values['rest-auth-token-seconds'] as string | undefined),
+    groupJoinDelayMs: groupJoinDelay(values['group-join-delay-ms'] as string | undefined),
   }
 }
 
@@ -296,6 +308,7 @@ async function main(): Promise<number> {
       'rest-auth-token-seconds': { type: 'string' },
       s3: { type: 'boolean' },
       's3-port': { type: 'string' },
+      'group-join-delay-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
