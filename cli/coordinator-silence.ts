@@ -8,7 +8,8 @@
 // and makes it rebalance when partition 0 is held by no one.
 import type { UnheldPartitionGuard } from '../coordinator/index.ts'
 
-export type MissingPartitions = Pick<UnheldPartitionGuard, 'roundCollected' | 'reset'>
+/** What the silence needs of a guard: a round's missing partitions, as the coordinator reports them. */
+export type MissingPartitions = Pick<UnheldPartitionGuard, 'roundCollected'>
 
 export class CoordinatorSilence {
   readonly #silenceMs: number
