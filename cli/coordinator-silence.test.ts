@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { UnheldPartitionGuard } from '../coordinator/index.ts'
+import { UnheldPartitionGuards } from '../coordinator/index.ts'
 import type { GroupAssignment, KafkaAdmin } from '../shared/kafka/index.ts'
 import { createMetrics } from '../shared/telemetry/index.ts'
 import { CoordinatorSilence } from './coordinator-silence.ts'
@@ -16,21 +16,18 @@ function silenceOver(held: () => number[]) {
       return { state: 'Stable', members: [{ memberId: 'a', clientId: 'floe-w1-reader', partitions: held() }] }
     },
   } as unknown as KafkaAdmin
-  const guardOf = (topic: string) =>
-    new UnheldPartitionGuard({
-      dataset: 'events',
-      topic,
-      group: 'floe-events',
-      admin,
-      logger: { info() {}, warn() {}, error() {} },
-      metrics: createMetrics({ defaultMetrics: false }),
-      rebalance: (reason) => rebalances.push(reason),
-      sessionTimeoutMs: 5_000,
-      now: () => now,
-    })
-  const guards = new Map<string, UnheldPartitionGuard>()
+  const guards = new UnheldPartitionGuards({
+    dataset: 'events',
+    group: 'floe-events',
+    admin,
+    logger: { info() {}, warn() {}, error() {} },
+    metrics: createMetrics({ defaultMetrics: false }),
+    rebalance: (reason) => rebalances.push(reason),
+    sessionTimeoutMs: 5_000,
+    now: () => now,
+  })
   const silence = new CoordinatorSilence(
-    (topic) => guards.get(topic) ?? guards.set(topic, guardOf(topic)).get(topic)!,
+    (topic) => guards.of(topic),
     4_000,
     () => now,
   )

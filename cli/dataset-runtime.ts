@@ -9,7 +9,7 @@ import {
   type DatasetCoordinatorOptions,
   readRouteRecord,
   routeGate,
-  UnheldPartitionGuard,
+  UnheldPartitionGuards,
 } from '../coordinator/index.ts'
 import {
   type Backpressure,
@@ -235,28 +235,17 @@ export async function buildDatasetRuntime(dataset: DatasetConfig, deps: DatasetR
   })
   // Two commit intervals without a control message of the dataset: no round started, so maybe no
   // coordinator (its partition 0 held by no member); the guard then waits two session timeouts.
-  const guards = new Map<string, UnheldPartitionGuard>()
-  const silence = new CoordinatorSilence(
-    (topic) => {
-      let guard = guards.get(topic)
-      if (!guard) {
-        guard = new UnheldPartitionGuard({
-          dataset: dataset.name,
-          topic,
-          group,
-          admin: deps.admin,
-          logger: log.child({ component: 'participant' }),
-          metrics,
-          rebalance: (reason) => participant.rebalance(reason),
-          sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-          now: Date.now,
-        })
-        guards.set(topic, guard)
-      }
-      return guard
-    },
-    2 * config.ingestion.commitIntervalSeconds * 1000,
-  )
+  const guards = new UnheldPartitionGuards({
+    dataset: dataset.name,
+    group,
+    admin: deps.admin,
+    logger: log.child({ component: 'participant' }),
+    metrics,
+    rebalance: (reason) => participant.rebalance(reason),
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+    now: Date.now,
+  })
+  const silence = new CoordinatorSilence((topic) => guards.of(topic), 2 * config.ingestion.commitIntervalSeconds * 1000)
   // In topic order within the dataset; another dataset's queue runs beside it.
   let tail: Promise<void> = Promise.resolve()
   const runtime: DatasetRuntime = {

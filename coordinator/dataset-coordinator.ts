@@ -45,7 +45,7 @@ import { type RouteSwitchRequest, switchRoute } from './route-switch.ts'
 import { logRoutedTrouble, routedCommitRoundLogic } from './routed-commit-logic.ts'
 import { mainSnapshot, TableGauges } from './table-gauges.ts'
 import { partitionCountOf, updateLag } from './topic-reads.ts'
-import { UnheldPartitionGuard } from './unheld-partitions.ts'
+import { UnheldPartitionGuards } from './unheld-partitions.ts'
 import { rememberCommit, resolveCommits, type UnresolvedCommit } from './unresolved-commits.ts'
 import { type RoundTable, readWriteStatus, unreadableWriteStatus, unreadWriteStatus } from './write-status-reader.ts'
 
@@ -129,7 +129,7 @@ export class DatasetCoordinator {
   /** Rounds that gave up with their outcome unknown, looked for in every later round's table. */
   #unresolved: UnresolvedCommit[] = []
   /** Per topic: partitions that stop answering because no member holds them (unheld-partitions.ts). */
-  readonly #unheld = new Map<string, UnheldPartitionGuard>()
+  readonly #unheld: UnheldPartitionGuards
 
   constructor(options: DatasetCoordinatorOptions) {
     this.#o = options
@@ -141,6 +141,12 @@ export class DatasetCoordinator {
     this.#log = new RoundLog({ dataset: options.dataset.name, logger, metrics, now: this.#now, gauges: this.#gauges })
     const target = { catalog, storage, table, logger, metrics, now: this.#now, gauges: this.#gauges }
     this.#maintenance = maintenance && tableMaintenance({ ...maintenance, ...target, dataset: options.dataset.name })
+    const { group, admin, rebalance, sessionTimeoutMs } = options
+    this.#unheld = new UnheldPartitionGuards({
+      dataset: options.dataset.name,
+      ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
+      now: this.#now,
+    })
   }
 
   get dataset(): string {
@@ -293,7 +299,7 @@ export class DatasetCoordinator {
     this.#actor = undefined
     this.#round = undefined
     this.#log.reset()
-    for (const guard of this.#unheld.values()) guard.reset()
+    this.#unheld.reset()
     this.#stopping = undefined
   }
 
@@ -435,30 +441,14 @@ export class DatasetCoordinator {
     }
   }
 
-  /** The topic's guard, made when the topic first goes missing (a topicPattern's topics change). */
-  #unheldOf(topic: string): UnheldPartitionGuard {
-    let guard = this.#unheld.get(topic)
-    if (!guard) {
-      const { dataset, group, admin, logger, metrics, rebalance, sessionTimeoutMs } = this.#o
-      guard = new UnheldPartitionGuard({
-        dataset: dataset.name,
-        topic,
-        ...{ group, admin, logger, metrics, rebalance, sessionTimeoutMs },
-        now: this.#now,
-      })
-      this.#unheld.set(topic, guard)
-    }
-    return guard
-  }
-
   // ---- what the machine emits -----------------------------------------------------------------
 
   #onEmitted(event: CoordinatorEmitted): void {
     this.#log.emitted(event)
     if (event.type === 'round.collected') {
-      for (const topic of new Set([...this.#unheld.keys(), ...event.missing.map((p) => p.topic)])) {
+      for (const topic of new Set([...this.#unheld.topics(), ...event.missing.map((p) => p.topic)])) {
         const missing = event.missing.filter((p) => p.topic === topic).map((p) => p.partition)
-        const looking = this.#unheldOf(topic).roundCollected(missing)
+        const looking = this.#unheld.of(topic).roundCollected(missing)
         if (looking) void this.#track(looking)
       }
     } else if (event.type === 'round.completed') {

@@ -122,4 +122,4 @@ export {
   type RoutedTableCommit,
   routedRoundAck,
 } from './routed-commit.ts'
-export { UnheldPartitionGuard, unheldIn } from './unheld-partitions.ts'
+export { UnheldPartitionGuard, UnheldPartitionGuards, unheldIn } from './unheld-partitions.ts'

@@ -113,3 +113,34 @@ export class UnheldPartitionGuard {
     }
   }
 }
+
+/**
+ * A dataset's guards, one per topic, each made when its topic is first looked at (a topicPattern's
+ * topics change while the worker runs).
+ */
+export class UnheldPartitionGuards {
+  readonly #options: Omit<UnheldPartitionGuardOptions, 'topic'>
+  readonly #byTopic = new Map<string, UnheldPartitionGuard>()
+
+  constructor(options: Omit<UnheldPartitionGuardOptions, 'topic'>) {
+    this.#options = options
+  }
+
+  of(topic: string): UnheldPartitionGuard {
+    let guard = this.#byTopic.get(topic)
+    if (!guard) {
+      guard = new UnheldPartitionGuard({ ...this.#options, topic })
+      this.#byTopic.set(topic, guard)
+    }
+    return guard
+  }
+
+  /** The topics looked at so far. */
+  topics(): string[] {
+    return [...this.#byTopic.keys()]
+  }
+
+  reset(): void {
+    for (const guard of this.#byTopic.values()) guard.reset()
+  }
+}
