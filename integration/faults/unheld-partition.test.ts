@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Consumer, cooperativeStickyAssigner, type GroupPartitionsAssigner } from '@platformatic/kafka'
 import { KafkaAdmin } from '../../shared/kafka/index.ts'
 import { floeCommand } from '../cli/support.ts'
-import { Fleet } from '../e2e/fleet.ts'
+import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
 import { endpoints } from '../harness.ts'
 import { assertExactlyOnce, badEvery, fastFleet, logged, minute } from './support.ts'
 
@@ -21,6 +21,11 @@ interface StatusJson {
   consumerGroup: { state: string; unheldPartitions: number[] }
 }
 const warning = 'partitions held by no member of the Stable group: joining again so that the group assigns them'
+
+/** What the workers logged when they found a partition held by no one. */
+function unheldWarnings(workers: WorkerProcess[]): Record<string, unknown>[] {
+  return workers.flatMap((worker) => logged(worker, warning))
+}
 
 /**
  * A member of the test's own that joins the fleet's group first, so it is the leader and computes
@@ -89,11 +94,14 @@ test('a partition the Stable group gives to no member is assigned again by the c
   assert.deepEqual(dataset?.consumerGroup.unheldPartitions, [withheld])
   const holders = new Set(dataset?.partitions.map((p) => p.heldBy))
   assert.deepEqual(holders, new Set([...workers.map((w) => `floe-${w.id}`), null]), 'each partition names its worker')
+  // Released only once the coordinator found it held by no one: any rebalance after the release (a
+  // worker's own second join of a cooperative hand-over) would assign it as well.
+  await fleet.waitFor(() => unheldWarnings(workers).length > 0, minute, 'the coordinator to look at the group')
   leader.state.withholding = false
 
   await fleet.produce(1200, { badEvery })
   await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
-  const warned = workers.flatMap((worker) => logged(worker, warning))
+  const warned = unheldWarnings(workers)
   assert.ok(warned.length > 0, 'the coordinator saw the unheld partition')
   assert.deepEqual(warned[0]?.unheld, [withheld])
   assert.ok((await leader.heldByFleet()).held.includes(withheld), 'a member of the fleet holds the partition now')
@@ -111,14 +119,16 @@ test('partition 0 given to no member: no coordinator, and the workers that hear 
     workers.every((worker) => logged(worker, 'coordinating').length === 0),
     'no worker coordinates while partition 0 is held by no one',
   )
-  // Released only once a worker found it held by no one: any rebalance after the release (a
-  // worker's own second join of a cooperative hand-over) would assign it as well.
-  const warnings = () => workers.flatMap((worker) => logged(worker, warning))
-  await fleet.waitFor(() => warnings().length > 0, minute, 'a worker that heard no round to look at the group')
+  // Released only once a worker found it held by no one, as above.
+  await fleet.waitFor(
+    () => unheldWarnings(workers).length > 0,
+    minute,
+    'a worker that heard no round to look at the group',
+  )
   leader.state.withholding = false
 
   await fleet.produce(600, { badEvery })
   await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
-  assert.deepEqual(warnings()[0]?.unheld, [0])
+  assert.deepEqual(unheldWarnings(workers)[0]?.unheld, [0])
   assert.ok((await leader.heldByFleet()).held.includes(0), 'a member of the fleet holds partition 0 now')
 })
