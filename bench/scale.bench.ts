@@ -18,7 +18,7 @@
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--encoder-threads N]
-//     [--layout partition|shared] [--cpu-profile DIR] [--timeout-minutes 20] [--quick]
+//     [--threads N] [--layout partition|shared] [--cpu-profile DIR] [--timeout-minutes 20] [--quick]
 //
 // --workers N: N workers started together. They share the partitions from the first read only on
 //   a stack started with `--group-join-delay-ms 3000` (Kafka's default; the tests' stack uses 0, so
@@ -28,6 +28,7 @@
 //   workers run (the ceiling then reads the topic after them), and the commit visibility's p99. The
 //   new topic is warmed first (warmTopic), and the rounds and visibility from the first round that
 //   every partition answered on are printed apart as the steady state.
+// --threads N: the workers' ingestion.threads, members on threads (default 1, whatever the cores).
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
 // --worker-node-options '...': Node options for the workers alone (e.g. --max-semi-space-size=32).
@@ -88,7 +89,11 @@ const workerNodeOptions = [
 ]
   .join(' ')
   .trim()
-const workerEnv: NodeJS.ProcessEnv = workerNodeOptions ? { NODE_OPTIONS: workerNodeOptions } : {}
+const threads = Number(flag('threads') ?? 1)
+const workerEnv: NodeJS.ProcessEnv = {
+  FLOE_INGESTION__THREADS: String(threads),
+  ...(workerNodeOptions ? { NODE_OPTIONS: workerNodeOptions } : {}),
+}
 
 const connection: KafkaConnection = { brokers: endpoints().kafka.brokers, clientId: 'floe-bench-scale' }
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
@@ -433,7 +438,8 @@ function table(results: PointResult[]): void {
 
 console.log(
   `${events} events of 1 KB, 12 columns, ${partitioned ? 'bucket[3](user_id): 3 Iceberg partitions' : 'unpartitioned'}; ` +
-    `${workerCount} worker${workerCount === 1 ? '' : 's'}, ${commitIntervalSeconds} s commits, ` +
+    `${workerCount} worker${workerCount === 1 ? '' : 's'}${threads === 1 ? '' : ` of ${threads} threads`}, ` +
+    `${commitIntervalSeconds} s commits, ` +
     `${encoderThreads === undefined ? '' : `encoderThreads ${encoderThreads}, `}local file:// warehouse; ` +
     `node ${process.version}; ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${mib(totalmem())})`,
 )

@@ -18,7 +18,7 @@ describe('bin/floe', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'floe-launcher-'))
     echo = join(dir, 'node')
-    await writeFile(echo, '#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    await writeFile(echo, '#!/bin/sh\necho "FLOE_CORES=$FLOE_CORES"\nprintf "%s\\n" "$@"\n')
     await chmod(echo, 0o755)
   })
   after(() => rm(dir, { recursive: true, force: true }))
@@ -40,6 +40,7 @@ describe('bin/floe', () => {
   }
 
   const poolOf = (args: string[]) => args.find((a) => a.startsWith('--v8-pool-size='))
+  const coresOf = (args: string[]) => args.find((a) => a.startsWith('FLOE_CORES='))
 
   test('runs the CLI with the arguments it was given, last', async () => {
     const args = await launch()
@@ -56,6 +57,13 @@ describe('bin/floe', () => {
     const root = await cgroup('v2-limit', { 'cpu.max': '150000 100000' })
     const cores = Math.min(availableParallelism(), 2)
     assert.equal(poolOf(await launch({ FLOE_CGROUP_ROOT: root })), `--v8-pool-size=${Math.max(1, cores - 1)}`)
+  })
+
+  test('tells the worker its cores (FLOE_CORES, the default of ingestion.threads), CPU quota included', async () => {
+    assert.equal(coresOf(await launch()), `FLOE_CORES=${availableParallelism()}`)
+    const root = await cgroup('v2-one', { 'cpu.max': '100000 100000' })
+    assert.equal(coresOf(await launch({ FLOE_CGROUP_ROOT: root })), 'FLOE_CORES=1')
+    assert.equal(coresOf(await launch({ FLOE_CGROUP_ROOT: root, FLOE_CORES: '3' })), 'FLOE_CORES=3')
   })
 
   test('takes a cgroup v1 CPU quota, and gives one helper to a single core', async () => {

@@ -1,4 +1,5 @@
-// `floe run`: one worker until SIGTERM or SIGINT. The first signal drains (a last round, its ACK
+// `floe run`: one worker until SIGTERM or SIGINT (with ingestion.threads >= 2, its members on
+// threads: members.ts, which keeps what follows). The first signal drains (a last round, its ACK
 // within drainTimeoutSeconds, then the groups are left so partitions move at once); a second
 // signal exits at once — whatever is left over is safe by recovery. Exit codes: 0 after a drain,
 // 1 when the worker could not start (a WAL directory in use, a server out of reach) or stop,
@@ -6,6 +7,7 @@
 import { redact } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { createLogger } from '../shared/telemetry/index.ts'
+import { runMembers, warnOfUnreadFolders } from './members.ts'
 import { configFor } from './servers.ts'
 import { Worker, workerIdOf } from './worker.ts'
 
@@ -15,6 +17,8 @@ export async function runWorker(configPath: string | undefined): Promise<number>
   const workerId = workerIdOf()
   const logger = createLogger({ level: config.log.level, base: { worker: workerId } })
   logger.info({ config: redact(config) }, 'configuration loaded')
+  if (config.ingestion.threads >= 2) return runMembers(configPath, config, { logger, workerId })
+  await warnOfUnreadFolders(config.ingestion.wal.dir, 1, logger)
   const worker = new Worker(config, { logger, workerId })
 
   let signals = 0

@@ -61,11 +61,18 @@ export class Worker {
     this.#onFatal = resolve
   })
 
-  constructor(config: FloeConfig, options: { logger: Logger; workerId?: string; metrics?: FloeMetrics }) {
+  /** Whether this worker serves /metrics and /readyz itself: a member on a thread does not (members.ts). */
+  readonly #serves: boolean
+
+  constructor(
+    config: FloeConfig,
+    options: { logger: Logger; workerId?: string; metrics?: FloeMetrics; serveEndpoints?: boolean },
+  ) {
     this.config = config
     this.workerId = options.workerId ?? workerIdOf()
     this.logger = options.logger
     this.metrics = options.metrics ?? createMetrics({ commitIntervalSeconds: config.ingestion.commitIntervalSeconds })
+    this.#serves = options.serveEndpoints ?? true
   }
 
   get connection(): KafkaConnection {
@@ -249,23 +256,30 @@ export class Worker {
     )
     this.#timers.push(setInterval(() => this.#perfLine(), 10_000))
     this.#timers.push(...followTopicPatterns(config, this.#datasets, admin, logger))
-    const readiness = (): { ready: boolean; reason?: string } => {
-      if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
-      if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }
-      const waiting = this.#datasets.filter((d) => !d.participant.ready).map((d) => d.name)
-      return waiting.length ? { ready: false, reason: `joining: ${waiting.join(', ')}` } : { ready: true }
+    // The same answer as /readyz gives, as a gauge, for an alert on a worker that stays unready.
+    this.#timers.push(setInterval(() => this.metrics.workerReady.set(this.readiness().ready ? 1 : 0), 1000))
+    if (this.#serves) {
+      this.#endpoints = await serveEndpoints({
+        port: config.metrics.port,
+        registry: this.metrics.registry,
+        ready: () => this.readiness(),
+      })
     }
-    // The same answer as a gauge, for an alert on a worker that stays unready.
-    this.#timers.push(setInterval(() => this.metrics.workerReady.set(readiness().ready ? 1 : 0), 1000))
-    this.#endpoints = await serveEndpoints({
-      port: config.metrics.port,
-      registry: this.metrics.registry,
-      ready: readiness,
-    })
     logger.info(
-      { worker: this.workerId, datasets: this.#datasets.map((d) => d.name), metricsPort: this.#endpoints.port },
-      'worker started',
+      { worker: this.workerId, datasets: this.#datasets.map((d) => d.name), metricsPort: this.#endpoints?.port },
+      // a member's main thread says 'worker started' once every member has
+      this.#serves ? 'worker started' : 'member started',
     )
+  }
+
+  /** Ready: consuming every dataset's topics and hearing the control topic, and not stopping. */
+  readiness(): { ready: boolean; reason?: string } {
+    if (this.#fatal) return { ready: false, reason: `stopping: ${this.#fatal.message}` }
+    const channel = this.#channel
+    if (!channel) return { ready: false, reason: 'starting' }
+    if (!channel.hearing) return { ready: false, reason: `cannot hear the control topic ${channel.topic}` }
+    const waiting = this.#datasets.filter((d) => !d.participant.ready).map((d) => d.name)
+    return waiting.length ? { ready: false, reason: `joining: ${waiting.join(', ')}` } : { ready: true }
   }
 
   get metricsPort(): number | undefined {
@@ -292,7 +306,10 @@ export class Worker {
 
   /** Stops everything; with `leave`, the groups are left at once so partitions move now. */
   async stop(options: { leave: boolean } = { leave: true }): Promise<void> {
+    // the timers start once the worker runs: only then is there a last perf line to write
+    const running = this.#timers.length > 0
     for (const timer of this.#timers) clearInterval(timer)
+    this.#timers = []
     for (const runtime of this.#datasets) {
       if (runtime.coordinating) await runtime.coordinator.stop().catch(() => {})
       await runtime.participant.stop(options).catch(() => {})
@@ -307,10 +324,8 @@ export class Worker {
     await this.#producer?.close().catch(() => {})
     await this.#admin?.close().catch(() => {})
     await this.#catalog?.close().catch(() => {})
-    if (this.#endpoints) {
-      await this.#endpoints.close()
-      this.#perfLine()
-    }
+    if (this.#endpoints) await this.#endpoints.close()
+    if (running) this.#perfLine()
     await this.#walLock?.release()
     this.#walLock = undefined
   }

@@ -52,6 +52,11 @@ export interface FleetOptions {
   walLayout?: 'partition' | 'shared'
   /** ingestion.wal.encoderThreads of the workers (default: the config's default, no encoder thread). */
   encoderThreads?: number
+  /**
+   * ingestion.threads of the workers: each worker's members on threads (default 1, the one-member
+   * worker these suites were written for, whatever the machine's cores).
+   */
+  threads?: number
   /** Environment overrides for every worker (FLOE_CATALOG__URI=... to go through a fault proxy). */
   env?: NodeJS.ProcessEnv
   /**
@@ -158,6 +163,8 @@ export class WorkerProcess {
     this.child = spawn(floe, ['run', '--config', config], {
       env: {
         ...process.env,
+        // One member, whatever the machine's cores, unless the test asks for more.
+        FLOE_INGESTION__THREADS: '1',
         ...env,
         FLOE_WORKER_ID: id,
         FLOE_METRICS__PORT: '0',
@@ -286,6 +293,7 @@ export class Fleet {
       ...(options.storage === 'azure'
         ? { FLOE_STORAGE__AZURE__CONNECTION_STRING: endpoints().azurite.connectionString }
         : {}),
+      ...(options.threads === undefined ? {} : { FLOE_INGESTION__THREADS: String(options.threads) }),
       ...options.env,
     }
   }

@@ -2,6 +2,7 @@
 // line naming the record; `skip` goes on, logs the coordinates and counts; `dlq` with a dead-letter
 // topic that disappeared goes on too, counting the records the topic refused (never retried).
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,7 +20,12 @@ interface Setup {
   metric(name: string): Promise<number>
 }
 
-async function setup(t: TestContext, datasetExtra: string, dlqTopic?: string): Promise<Setup> {
+async function setup(
+  t: TestContext,
+  datasetExtra: string,
+  dlqTopic?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Setup> {
   const dir = await mkdtemp(join(tmpdir(), 'floe-bad-'))
   const topic = uniqueName('bad')
   const table = `${uniqueName('bad')}.events`
@@ -45,7 +51,7 @@ ${datasetExtra}
 `,
   )
   await mkdir(join(dir, 'wal'), { recursive: true })
-  const worker = new WorkerProcess('bad-w1', config, join(dir, 'worker.log'), {})
+  const worker = new WorkerProcess('bad-w1', config, join(dir, 'worker.log'), env)
   t.after(async () => {
     worker.kill('SIGKILL')
     await worker.exited
@@ -99,6 +105,23 @@ describe('badRecords', { concurrency: false }, () => {
     assert.match(
       String(fatal[0]?.err),
       new RegExp(`stopping on the bad record at ${s.topic}/0@2 \\(badRecords: stop\\): it is not-json`),
+    )
+  })
+
+  test('stop, on a worker of two members on threads: the member stops the other, exit 3, one line on stderr', async (t) => {
+    const s = await setup(t, '    badRecords: stop', undefined, { FLOE_INGESTION__THREADS: '2' })
+    await s.produce([good(0), '{"id": "half'])
+    assert.equal(await s.worker.exited, 3)
+    assert.equal(s.worker.lines().filter((l) => l.msg === 'fatal error: stopping').length, 1)
+    const stopped = s.worker.lines().filter((l) => l.msg === 'worker stopped')
+    assert.deepEqual(
+      stopped.map((l) => l.code),
+      [3],
+      'the main thread says it stopped, with 3',
+    )
+    assert.match(
+      readFileSync(s.worker.logFile, 'utf8'),
+      /^floe run: fatal: dataset events: stopping on the bad record at .*\(BAD_RECORD_STOP\)$/m,
     )
   })
 

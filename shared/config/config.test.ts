@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import { availableParallelism } from 'node:os'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../errors.ts'
 import { parseColumnType } from './column-types.ts'
 import { topicsMatching } from './datasets.ts'
 import { parseConfig, redact } from './load.ts'
+import { availableCores } from './schema.ts'
 import { refusal } from './test-support.ts'
 
 const base = `
@@ -58,6 +60,7 @@ describe('the configuration file', () => {
       [67108864, 5, 256, 80],
     )
     assert.equal(config.ingestion.wal.encoderThreads, 1)
+    assert.equal(config.ingestion.threads, availableCores())
     assert.equal(config.ingestion.wal.layout, 'shared')
     assert.equal(config.ingestion.wal.rowGroupBytes, 4 * 1024 * 1024)
     assert.equal(config.metrics.port, 9464)
@@ -250,6 +253,15 @@ describe('the configuration file', () => {
     )
   })
 
+  test("defaults ingestion.threads to the launcher's count of cores (FLOE_CORES), else the machine's", () => {
+    assert.equal(availableCores({ FLOE_CORES: '3' }), 3)
+    assert.equal(availableCores({}), Math.min(64, availableParallelism()))
+    assert.equal(availableCores({ FLOE_CORES: 'two' }), Math.min(64, availableParallelism()))
+    assert.equal(availableCores({ FLOE_CORES: '0' }), Math.min(64, availableParallelism()))
+    assert.equal(availableCores({ FLOE_CORES: '96' }), 64)
+    assert.equal(parseConfig(base, 'floe.yaml', { FLOE_INGESTION__THREADS: '2' }).ingestion.threads, 2)
+  })
+
   test('takes overrides from FLOE_ environment variables, by key path and by dataset name', () => {
     const config = parseConfig(base, 'floe.yaml', {
       FLOE_KAFKA__BROKERS: '127.0.0.1:9093,127.0.0.1:9094',
@@ -382,6 +394,7 @@ describe('the configuration file', () => {
       {},
       /ingestion\.wal\.encoderThreads: /,
     ],
+    ['no member thread at all', base, { FLOE_INGESTION__THREADS: '0' }, /ingestion\.threads: /],
     [
       'a negative thread count',
       base,

@@ -14,7 +14,8 @@ export interface Endpoints {
 export async function serveEndpoints(options: {
   port: number
   host?: string
-  registry: Registry
+  /** A registry, or what merges several (a worker's members on threads) */
+  registry: Pick<Registry, 'metrics' | 'contentType'>
   ready: () => { ready: boolean; reason?: string }
 }): Promise<Endpoints> {
   const server = createServer((request, response) => {

@@ -73,6 +73,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       name: 'floe_dead_letter_paused',
       help: '1 while a dataset waits for an unavailable dead-letter topic (its record loop holds, nothing more is fetched)',
       labelNames: ['dataset'],
+      // a worker of members on threads is paused while one is
+      aggregator: 'max',
       registers,
     }),
     walBytes: new Gauge({
@@ -133,6 +135,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       name: 'floe_paused',
       help: '1 while consuming is paused, by reason',
       labelNames: ['reason'],
+      // a worker of members on threads is paused while one is
+      aggregator: 'max',
       registers,
     }),
     phaseSeconds: new Counter({
@@ -145,11 +149,15 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       name: 'floe_consumer_lag',
       help: 'Topic end offset minus the table offset, per partition of each topic',
       labelNames: ['dataset', 'topic', 'partition'],
+      // a partition's participant and its dataset's coordinator may be different members
+      aggregator: 'max',
       registers,
     }),
     workerReady: new Gauge({
       name: 'floe_worker_ready',
       help: '1 while the worker is ready as /readyz says (consuming, or deliberately idle), else 0',
+      // a worker of members on threads is ready when every one is
+      aggregator: 'min',
       registers,
     }),
     // commit rounds
@@ -220,12 +228,16 @@ export function createMetrics(options: { defaultMetrics?: boolean; commitInterva
       name: 'floe_table_data_files',
       help: "Live data files of the table's current snapshot (its summary's total-data-files)",
       labelNames: ['dataset'],
+      // one member coordinates; another may not have dropped its last figure yet
+      aggregator: 'max',
       registers,
     }),
     tableAverageFileBytes: new Gauge({
       name: 'floe_table_average_file_bytes',
       help: "Average size of the current snapshot's files (total-files-size / total-data-files): small files call for compaction",
       labelNames: ['dataset'],
+      // one member coordinates; another may not have dropped its last figure yet
+      aggregator: 'max',
       registers,
     }),
     maintenanceRuns: new Counter({
