@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ControlMessage, ControlReceiver } from '../protocol/index.ts'
 import { messageOf } from '../shared/index.ts'
+import type { Logger } from '../shared/telemetry/index.ts'
 
 /** What the drain needs of a dataset this worker runs. */
 export interface DrainedDataset {
@@ -83,4 +84,25 @@ export async function drain(datasets: readonly DrainedDataset[], timeoutMs: numb
     finished ? 'last round acknowledged' : 'drain timed out; leftovers are safe by recovery',
   )
   return finished
+}
+
+/**
+ * `floe run`'s signals: the first SIGTERM or SIGINT runs `drain`, whose exit code the promise
+ * resolves to; a second exits at once with 130 (whatever is left over is safe by recovery).
+ */
+export function drainOnSignal(logger: Logger, drain: (signal: NodeJS.Signals) => Promise<number>): Promise<number> {
+  let signals = 0
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++
+      if (signals > 1) {
+        logger.warn({ signal }, 'second signal: exiting now')
+        logger.flush()
+        process.exit(130)
+      }
+      void drain(signal).then(resolve)
+    }
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+  })
 }

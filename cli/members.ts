@@ -17,6 +17,7 @@ import { lockWalDir } from '../participant/index.ts'
 import type { FloeConfig } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { type Logger, serveEndpoints } from '../shared/telemetry/index.ts'
+import { drainOnSignal } from './drain.ts'
 import { memberOfFolder } from './member-config.ts'
 
 type MetricsJson = MetricObjectWithValues<MetricValue<string>>[]
@@ -50,6 +51,7 @@ class MemberThread {
   readiness: { ready: boolean; reason?: string } = { ready: false, reason: 'starting' }
   readonly #thread: Worker
   readonly #requests = new Map<number, (metrics: MetricsJson) => void>()
+  #lastMetrics: MetricsJson = []
   #requestId = 0
 
   constructor(data: MemberData, logger: Logger) {
@@ -76,6 +78,7 @@ class MemberThread {
       else if (message.type === 'start-failed') onStarted({ ok: false, message: message.message })
       else if (message.type === 'readiness') this.readiness = { ready: message.ready, reason: message.reason }
       else if (message.type === 'metrics') {
+        this.#lastMetrics = message.metrics
         this.#requests.get(message.id)?.(message.metrics)
         this.#requests.delete(message.id)
       } else if (message.type === 'fatal') onFatal(message)
@@ -97,7 +100,7 @@ class MemberThread {
       if (!reportedStop) onFatal({ message: exited, code: 'INTERNAL_ERROR' })
       onStopped(code === 0 ? 1 : code)
       this.readiness = { ready: false, reason: `member ${this.member} stopped` }
-      for (const answer of this.#requests.values()) answer([])
+      for (const answer of this.#requests.values()) answer(this.#lastMetrics)
       this.#requests.clear()
     })
   }
@@ -110,14 +113,18 @@ class MemberThread {
     }
   }
 
-  /** The member's metrics; none from a member that does not answer within 5 s. */
+  /**
+   * The member's metrics, or its last ones when it does not answer within a second (a record loop's
+   * turn may hold its thread that long): a scrape that left a member out would read as a reset of
+   * every counter it adds to, and one that waited would time out.
+   */
   metrics(): Promise<MetricsJson> {
     const id = ++this.#requestId
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#requests.delete(id)
-        resolve([])
-      }, 5000)
+        resolve(this.#lastMetrics)
+      }, 1000)
       this.#requests.set(id, (metrics) => {
         clearTimeout(timer)
         resolve(metrics)
@@ -164,23 +171,11 @@ export async function runMembers(
     return stopping
   }
 
-  let signals = 0
-  const drained = new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++
-      if (signals > 1) {
-        logger.warn({ signal }, 'second signal: exiting now')
-        logger.flush()
-        process.exit(130)
-      }
-      const { drainTimeoutSeconds } = config.ingestion
-      logger.info({ signal, drainTimeoutSeconds, members: count }, 'draining')
-      void allStopped({ type: 'drain', timeoutMs: drainTimeoutSeconds * 1000 }).then((codes) =>
-        resolve(codes.every((code) => code === 0) ? 0 : 1),
-      )
-    }
-    process.on('SIGTERM', onSignal)
-    process.on('SIGINT', onSignal)
+  const drained = drainOnSignal(logger, async (signal) => {
+    const { drainTimeoutSeconds } = config.ingestion
+    logger.info({ signal, drainTimeoutSeconds, members: count }, 'draining')
+    const codes = await allStopped({ type: 'drain', timeoutMs: drainTimeoutSeconds * 1000 })
+    return codes.every((code) => code === 0) ? 0 : 1
   })
 
   // The first member that cannot start stops the others: the worker could not start.

@@ -7,6 +7,7 @@
 import { redact } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
 import { createLogger } from '../shared/telemetry/index.ts'
+import { drainOnSignal } from './drain.ts'
 import { runMembers, warnOfUnreadFolders } from './members.ts'
 import { configFor } from './servers.ts'
 import { Worker, workerIdOf } from './worker.ts'
@@ -21,29 +22,18 @@ export async function runWorker(configPath: string | undefined): Promise<number>
   await warnOfUnreadFolders(config.ingestion.wal.dir, 1, logger)
   const worker = new Worker(config, { logger, workerId })
 
-  let signals = 0
-  const stopped = new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++
-      if (signals > 1) {
-        logger.warn({ signal }, 'second signal: exiting now')
-        logger.flush()
-        process.exit(130)
-      }
-      logger.info({ signal, drainTimeoutSeconds: config.ingestion.drainTimeoutSeconds }, 'draining')
-      void worker
-        .drain(config.ingestion.drainTimeoutSeconds * 1000)
-        .then(() => worker.stop({ leave: true }))
-        .then(
-          () => resolve(0),
-          (error: unknown) => {
-            logger.error({ err: messageOf(error) }, 'stop failed')
-            resolve(1)
-          },
-        )
-    }
-    process.on('SIGTERM', onSignal)
-    process.on('SIGINT', onSignal)
+  const stopped = drainOnSignal(logger, (signal) => {
+    logger.info({ signal, drainTimeoutSeconds: config.ingestion.drainTimeoutSeconds }, 'draining')
+    return worker
+      .drain(config.ingestion.drainTimeoutSeconds * 1000)
+      .then(() => worker.stop({ leave: true }))
+      .then(
+        () => 0,
+        (error: unknown) => {
+          logger.error({ err: messageOf(error) }, 'stop failed')
+          return 1
+        },
+      )
   })
 
   try {
