@@ -46,8 +46,8 @@ const startup = worker.start().then(
     return true
   },
   (error: unknown) => {
-    logger.fatal({ err: messageOf(error), code: (error as { code?: string }).code }, 'worker could not start')
     const code = (error as { code?: unknown }).code
+    logger.fatal({ err: messageOf(error), code }, 'worker could not start')
     post({ type: 'start-failed', message: messageOf(error), ...(typeof code === 'string' ? { code } : {}) })
     return false
   },

@@ -15,7 +15,7 @@ import {
 } from 'prom-client'
 import { lockWalDir } from '../participant/index.ts'
 import type { FloeConfig } from '../shared/config/index.ts'
-import { messageOf } from '../shared/index.ts'
+import { deferred, messageOf } from '../shared/index.ts'
 import { type Logger, serveEndpoints } from '../shared/telemetry/index.ts'
 import { drainOnSignal } from './drain.ts'
 import { memberOfFolder } from './member-config.ts'
@@ -40,7 +40,7 @@ export type FromMember =
   | { type: 'fatal'; message: string; code: string }
   | { type: 'stopped'; code: number }
 
-type Started = { ok: true } | { ok: false; message: string }
+type Started = { ok: true } | { ok: false; message: string; code?: string }
 
 /** One member's thread, as the main thread sees it. */
 class MemberThread {
@@ -56,49 +56,44 @@ class MemberThread {
 
   constructor(data: MemberData, logger: Logger) {
     this.member = data.member
-    let onStarted: (started: Started) => void = () => {}
-    let onStopped: (code: number) => void = () => {}
-    let onFatal: (error: { message: string; code: string }) => void = () => {}
-    this.started = new Promise((resolve) => {
-      onStarted = resolve
-    })
-    this.stopped = new Promise((resolve) => {
-      onStopped = resolve
-    })
-    this.fatal = new Promise((resolve) => {
-      onFatal = resolve
-    })
+    const started = deferred<Started>()
+    const stopped = deferred<number>()
+    const fatal = deferred<{ message: string; code: string }>()
+    this.started = started.promise
+    this.stopped = stopped.promise
+    this.fatal = fatal.promise
     this.#thread = new Worker(new URL('./member-thread.ts', import.meta.url), {
       workerData: data,
       name: `floe-member-${data.member}`,
     })
     let reportedStop = false
     this.#thread.on('message', (message: FromMember) => {
-      if (message.type === 'started') onStarted({ ok: true })
-      else if (message.type === 'start-failed') onStarted({ ok: false, message: message.message })
+      if (message.type === 'started') started.resolve({ ok: true })
+      else if (message.type === 'start-failed')
+        started.resolve({ ok: false, message: message.message, code: message.code })
       else if (message.type === 'readiness') this.readiness = { ready: message.ready, reason: message.reason }
       else if (message.type === 'metrics') {
         this.#lastMetrics = message.metrics
         this.#requests.get(message.id)?.(message.metrics)
         this.#requests.delete(message.id)
-      } else if (message.type === 'fatal') onFatal(message)
+      } else if (message.type === 'fatal') fatal.resolve(message)
       else {
         reportedStop = true
-        onStopped(message.code)
+        stopped.resolve(message.code)
       }
     })
     // An exception nothing caught ends the member's thread: fatal, as it is for a worker's process.
     this.#thread.on('error', (error) => {
       logger.fatal({ member: this.member, err: messageOf(error) }, 'member thread failed')
-      onStarted({ ok: false, message: messageOf(error) })
-      onFatal({ message: messageOf(error), code: 'INTERNAL_ERROR' })
+      started.resolve({ ok: false, message: messageOf(error) })
+      fatal.resolve({ message: messageOf(error), code: 'INTERNAL_ERROR' })
     })
     this.#thread.on('exit', (code) => {
       const exited = `member ${this.member}'s thread exited (code ${code})`
-      onStarted({ ok: false, message: exited })
+      started.resolve({ ok: false, message: exited })
       // A thread that ends without having stopped took its member with it: fatal, as for an error.
-      if (!reportedStop) onFatal({ message: exited, code: 'INTERNAL_ERROR' })
-      onStopped(code === 0 ? 1 : code)
+      if (!reportedStop) fatal.resolve({ message: exited, code: 'INTERNAL_ERROR' })
+      stopped.resolve(code === 0 ? 1 : code)
       this.readiness = { ready: false, reason: `member ${this.member} stopped` }
       for (const answer of this.#requests.values()) answer(this.#lastMetrics)
       this.#requests.clear()
@@ -199,7 +194,8 @@ export async function runMembers(
       },
     })
   } catch (error) {
-    logger.fatal({ err: messageOf(error) }, 'worker could not start')
+    const code = start.ok ? undefined : start.code
+    logger.fatal({ err: messageOf(error), code }, 'worker could not start')
     console.error(`floe run: ${messageOf(error)}`)
     await allStopped({ type: 'stop' })
     logger.flush()

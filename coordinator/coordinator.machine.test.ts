@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { createActor, fromPromise, initialTransition, SimulatedClock, transition } from 'xstate'
 import type { PartitionWriteStatus } from '../protocol/index.ts'
-import { FloeError } from '../shared/index.ts'
+import { type Deferred, deferred, FloeError } from '../shared/index.ts'
 import { planCommit } from './commit-content.ts'
 import { coordinatorMachine } from './coordinator.machine.ts'
 import type {
@@ -25,21 +25,6 @@ const input: CoordinatorInput = {
   commitIntervalMs: 20_000,
   commitTimeoutMs: 30_000,
   failureBackoffMs: 1_000,
-}
-
-interface Deferred<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-  reject: (error: unknown) => void
-}
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
 }
 
 /** Lets promise callbacks and the machine's reactions to them run; no wall-clock time passes. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { parseTableIdentifier, type SqlCatalog } from '../shared/catalog/index.ts'
 import type { MaintainRequest, MaintenanceReport } from '../shared/iceberg/maintenance/index.ts'
-import { FloeError } from '../shared/index.ts'
+import { type Deferred, deferred, FloeError } from '../shared/index.ts'
 import { markerSnapshots } from '../shared/progress/index.ts'
 import { LocalFileStorage } from '../shared/storage/index.ts'
 import { createMetrics } from '../shared/telemetry/index.ts'
@@ -53,21 +53,6 @@ function report(over: { durationMs?: number } = {}): MaintenanceReport {
     },
     durationMs: over.durationMs ?? 1_500,
   }
-}
-
-interface Deferred<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-  reject: (error: unknown) => void
-}
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
 }
 
 /** A runner on a clock the test moves, with a fake run and record, and its lines and counts. */

@@ -7,7 +7,7 @@
 // acts only on messages sent after it came online (as Hudi's and Iceberg's sinks do).
 import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
-import { FloeError, messageOf } from '../shared/index.ts'
+import { type Deferred, deferred, FloeError, messageOf } from '../shared/index.ts'
 import {
   type IncomingRecord,
   KafkaAdmin,
@@ -83,7 +83,7 @@ export class ControlChannel {
   #producer: KafkaProducer | undefined
   #consumer: KafkaConsumer | undefined
   #loop: Promise<unknown> | undefined
-  readonly #positioned = deferred()
+  readonly #positioned = unwatched()
   #started = false
   #closing = false
   readonly #closed = new AbortController()
@@ -367,17 +367,11 @@ export class ControlChannel {
   }
 }
 
-// Promise.withResolvers is ES2024, past the ES2023 lib this project compiles against.
-function deferred(): { promise: Promise<void>; resolve(): void; reject(error: unknown): void } {
-  let resolve!: () => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  // Nobody may be waiting when the channel fails or closes.
-  promise.catch(() => {})
-  return { promise, resolve, reject }
+/** A deferred whose rejection no one need wait for: nobody may be waiting when the channel fails or closes. */
+function unwatched(): Deferred<void> {
+  const positioned = deferred()
+  positioned.promise.catch(() => {})
+  return positioned
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {

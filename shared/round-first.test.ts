@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { deferred } from './deferred.ts'
 import { RoundFirst } from './round-first.ts'
-
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
-  let resolve!: () => void
-  let reject!: (error: Error) => void
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
 
 /** Whether `promise` settled once every queued microtask and the next macrotask ran. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

@@ -4,7 +4,7 @@
 // the upload-lag gauges read them.
 
 import type { DataFile } from '../../shared/iceberg/index.ts'
-import { FloeError } from '../../shared/index.ts'
+import { type Deferred, deferred, FloeError } from '../../shared/index.ts'
 import type { ReadySegment } from './segment.ts'
 import type { UploadCallOptions, Uploader } from './uploader.ts'
 
@@ -14,23 +14,6 @@ export interface UploadQueueOptions {
   concurrency?: number
   /** Aborts every queued and in-flight upload (shutdown). */
   signal?: AbortSignal
-}
-
-interface Deferred<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-  reject: (reason: unknown) => void
-}
-
-// Promise.withResolvers is ES2024; the project targets ES2023.
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
 }
 
 interface Job {
