@@ -79,6 +79,13 @@ const benchmarks: Benchmark[] = [
     quickArgs: ['shared/iceberg/manifests/manifest.bench.ts', '10000'],
   },
   {
+    name: 'cores',
+    what: 'what two cores give on this machine: JSON.parse and SHA-256 on one thread, then on two at once',
+    needsStack: false,
+    args: ['bench/cores.ts', '3'],
+    quickArgs: ['bench/cores.ts', '1'],
+  },
+  {
     name: 'scale',
     what: 'real floe run worker over 4 to 1,000 partitions: cost per event beside the ceiling, RSS, files and rounds',
     needsStack: true,

@@ -13,7 +13,9 @@
 // - data files per commit (the snapshots' summaries) and their median size (the manifests);
 // - each round's collecting and commit times, from the coordinator's `round committed` lines;
 // - how many of the machine's cores the workers and the stack's processes (broker, catalog) kept
-//   busy while the backlog was read (the same samples as events/s).
+//   busy while the backlog was read (the same samples as events/s), and the rate the workers worked
+//   through the events at: those cores times events per CPU-second. A worker that reads ahead of
+//   its encoding (rows held in open segments) reads faster than it works; events/s shows the first.
 // Not part of `npm test`; needs the local stack (npm run stack -- up).
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
@@ -398,7 +400,8 @@ function report(r: PointResult): void {
   if (cores) {
     console.log(
       `  while the backlog was read (${cores.seconds.toFixed(0)} s): the workers kept ${cores.workers.toFixed(2)} cores busy, ` +
-        `the stack (broker, catalog) ${cores.stack.toFixed(2)}, of ${cpus().length}`,
+        `the stack (broker, catalog) ${cores.stack.toFixed(2)}, of ${cpus().length}; worked through at about ` +
+        `${round0(cores.workers * r.eventsPerCpuSecond)} events/s (those cores x events per CPU-second)`,
     )
   }
   console.log(

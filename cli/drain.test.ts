@@ -157,6 +157,35 @@ describe("a worker's drain", () => {
     assert.deepEqual(warnings, ['could not ask for a last round'])
   })
 
+  test('asks again until a round that started since ends its collecting', async () => {
+    const channel = new FakeChannel()
+    const limit = timeout()
+    const done = drain([dataset('events', false)], 5000, {
+      channel,
+      workerId: 'w1',
+      logger: quiet,
+      wait: limit.wait,
+      now: () => 1000,
+      askAgainMs: 5,
+    })
+    const asked = async (more: number) => {
+      const target = channel.sent.length + more
+      while (channel.sent.length < target) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    // Nobody coordinates yet (partition 0 is moving): the request is sent again.
+    await asked(2)
+    // A new coordinator's first round opens on its own schedule, without having heard the request.
+    await channel.deliver('events', 'c1', 1001, startCommit)
+    await asked(2)
+    await channel.deliver('events', 'c1', 1002, { type: 'EndCommit', expectedPartitions: [] })
+    const sent = channel.sent.length
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    assert.equal(channel.sent.length, sent, 'no request once that round ended its collecting')
+    assert.ok(channel.sent.every((m) => m.body.type === 'CommitRequested' && m.dataset === 'events'))
+    await channel.deliver('events', 'c1', 1003, acked)
+    assert.equal(await done, true)
+  })
+
   test('the timeout passed is the one waited for', async () => {
     const waited: number[] = []
     await drain([dataset('events', true)], 96_000, {

@@ -28,13 +28,16 @@ export interface DrainDeps {
   now?: () => number
   /** Resolves after `ms` (a test's clock); default a real timer. */
   wait?: (ms: number) => Promise<unknown>
+  /** How often a request no round has answered yet is sent again; default 5 s. */
+  askAgainMs?: number
 }
 
 /**
  * Asks for a last round of each dataset and resolves true once every one is acknowledged, false
  * when `timeoutMs` passes first. A dataset this worker coordinates says itself when its
  * requested round ended; for any other, a COMMIT-REQUESTED goes over the control topic to its
- * coordinator and the drain watches for the ACK of a round whose START-COMMIT came after it.
+ * coordinator (again every `askAgainMs` until a round ends its collecting) and the drain watches
+ * for the ACK of a round whose START-COMMIT came after it.
  */
 export async function drain(datasets: readonly DrainedDataset[], timeoutMs: number, deps: DrainDeps): Promise<boolean> {
   const { channel, logger } = deps
@@ -42,27 +45,28 @@ export async function drain(datasets: readonly DrainedDataset[], timeoutMs: numb
   const wait = deps.wait ?? sleep
   const requestedAt = now()
   const pending = new Set(datasets.filter((d) => !d.coordinating).map((d) => d.name))
-  const started = new Set<string>()
+  // Per dataset: the rounds that started after the request (their ACK ends its wait), and whether
+  // one of them has ended its collecting (then the request was heard, or did not need to be).
+  const rounds = new Map<string, { started: Set<string>; ending: boolean }>()
   let unregister = () => {}
   const remote = new Promise<void>((resolve) => {
     if (pending.size === 0) return resolve()
     unregister = channel.register({
       receive: (message) => {
-        if (message.timeMs < requestedAt) return
-        if (message.body.type === 'StartCommit') started.add(message.commitId)
-        else if (message.body.type === 'CommitAcked' && started.has(message.commitId)) {
+        if (message.timeMs < requestedAt || !pending.has(message.dataset)) return
+        const seen = rounds.get(message.dataset) ?? { started: new Set<string>(), ending: false }
+        rounds.set(message.dataset, seen)
+        const { type } = message.body
+        if (type === 'StartCommit') seen.started.add(message.commitId)
+        else if (type === 'EndCommit' && seen.started.has(message.commitId)) seen.ending = true
+        else if (type === 'CommitAcked' && seen.started.has(message.commitId)) {
           pending.delete(message.dataset)
           if (pending.size === 0) resolve()
         }
       },
     })
   })
-  const local: Promise<unknown>[] = []
-  for (const dataset of datasets) {
-    if (dataset.coordinating) {
-      local.push(dataset.coordinator.requestRound('shutdown'))
-      continue
-    }
+  const ask = async (dataset: DrainedDataset, warn: boolean) => {
     await channel
       .send({
         dataset: dataset.name,
@@ -72,12 +76,26 @@ export async function drain(datasets: readonly DrainedDataset[], timeoutMs: numb
         timeMs: now(),
         body: { type: 'CommitRequested', reason: 'shutdown', partitions: [] },
       })
-      .catch((error: unknown) =>
-        logger.warn({ dataset: dataset.name, err: messageOf(error) }, 'could not ask for a last round'),
-      )
+      .catch((error: unknown) => {
+        if (warn) logger.warn({ dataset: dataset.name, err: messageOf(error) }, 'could not ask for a last round')
+      })
   }
+  const local: Promise<unknown>[] = []
+  for (const dataset of datasets) {
+    if (dataset.coordinating) local.push(dataset.coordinator.requestRound('shutdown'))
+    else await ask(dataset, true)
+  }
+  // Asked again until a round that started since ends its collecting: a request that reached no
+  // coordinator (partition 0 was moving between members, or its new owner had not started
+  // coordinating yet) is lost, and that owner's first round would stay open a whole interval.
+  const again = setInterval(() => {
+    for (const dataset of datasets) {
+      if (pending.has(dataset.name) && !rounds.get(dataset.name)?.ending) void ask(dataset, false)
+    }
+  }, deps.askAgainMs ?? 5000)
   const all = Promise.all([remote, ...local])
   const finished = await Promise.race([all.then(() => true), wait(timeoutMs).then(() => false)])
+  clearInterval(again)
   unregister()
   logger.info(
     { finished, waitedMs: now() - requestedAt },

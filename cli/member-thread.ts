@@ -1,8 +1,9 @@
 // One member of a worker with `ingestion.threads` >= 2, on a thread of its own: a Worker as
 // `floe run` runs one, with the member's configuration (member-config.ts) and without endpoints.
 // It tells the main thread (members.ts) when it started or could not, its readiness every half
-// second, a fatal error, and when it stopped; it answers requests for its metrics, and drains or
-// stops when asked. Every other thread's worker is another member of the same groups.
+// second, a fatal error, when its drain ended and when it stopped; it answers requests for its
+// metrics, and drains or stops when asked. Every other thread's worker is another member of the
+// same groups.
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads'
 import { loadConfig } from '../shared/config/index.ts'
 import { messageOf } from '../shared/index.ts'
@@ -54,12 +55,11 @@ const startup = worker.start().then(
 )
 
 let stopping = false
-/** Runs `first` (a drain) once the start settled, then stops the worker and reports `code`. */
-function stopWith(code: number, first: () => Promise<unknown> = async () => {}): void {
+/** Stops the worker once the start settled, and reports `code`. */
+function stopWith(code: number): void {
   if (stopping) return
   stopping = true
   void startup
-    .then(first)
     .then(() => worker.stop({ leave: true }))
     .then(
       () => code,
@@ -76,13 +76,21 @@ function stopWith(code: number, first: () => Promise<unknown> = async () => {}):
     })
 }
 
+let draining = false
 port.on('message', (message: ToMember) => {
   if (message.type === 'metrics') {
     void worker.metrics.registry
       .getMetricsAsJSON()
       .then((metrics) => post({ type: 'metrics', id: message.id, metrics }))
   } else if (message.type === 'drain') {
-    stopWith(0, () => worker.drain(message.timeoutMs))
+    // The member stays in its groups until the main thread says stop: the member that coordinates
+    // a dataset runs the last rounds the other members wait for.
+    if (draining) return
+    draining = true
+    void startup
+      .then((started) => started && worker.drain(message.timeoutMs))
+      .catch((error: unknown) => logger.warn({ err: messageOf(error) }, 'drain failed'))
+      .then(() => post({ type: 'drained' }))
   } else {
     stopWith(0)
   }

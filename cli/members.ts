@@ -38,6 +38,7 @@ export type FromMember =
   | { type: 'readiness'; ready: boolean; reason?: string }
   | { type: 'metrics'; id: number; metrics: MetricsJson }
   | { type: 'fatal'; message: string; code: string }
+  | { type: 'drained' }
   | { type: 'stopped'; code: number }
 
 type Started = { ok: true } | { ok: false; message: string; code?: string }
@@ -47,6 +48,8 @@ class MemberThread {
   readonly member: number
   readonly started: Promise<Started>
   readonly stopped: Promise<number>
+  /** Its drain ended (acknowledged or timed out), or it stopped. */
+  readonly drained: Promise<void>
   readonly fatal: Promise<{ message: string; code: string }>
   readiness: { ready: boolean; reason?: string } = { ready: false, reason: 'starting' }
   readonly #thread: Worker
@@ -58,9 +61,11 @@ class MemberThread {
     this.member = data.member
     const started = deferred<Started>()
     const stopped = deferred<number>()
+    const drained = deferred<void>()
     const fatal = deferred<{ message: string; code: string }>()
     this.started = started.promise
     this.stopped = stopped.promise
+    this.drained = drained.promise
     this.fatal = fatal.promise
     this.#thread = new Worker(new URL('./member-thread.ts', import.meta.url), {
       workerData: data,
@@ -77,8 +82,10 @@ class MemberThread {
         this.#requests.get(message.id)?.(message.metrics)
         this.#requests.delete(message.id)
       } else if (message.type === 'fatal') fatal.resolve(message)
+      else if (message.type === 'drained') drained.resolve()
       else {
         reportedStop = true
+        drained.resolve()
         stopped.resolve(message.code)
       }
     })
@@ -93,6 +100,7 @@ class MemberThread {
       started.resolve({ ok: false, message: exited })
       // A thread that ends without having stopped took its member with it: fatal, as for an error.
       if (!reportedStop) fatal.resolve({ message: exited, code: 'INTERNAL_ERROR' })
+      drained.resolve()
       stopped.resolve(code === 0 ? 1 : code)
       this.readiness = { ready: false, reason: `member ${this.member} stopped` }
       for (const answer of this.#requests.values()) answer(this.#lastMetrics)
@@ -169,7 +177,12 @@ export async function runMembers(
   const drained = drainOnSignal(logger, async (signal) => {
     const { drainTimeoutSeconds } = config.ingestion
     logger.info({ signal, drainTimeoutSeconds, members: count }, 'draining')
-    const codes = await allStopped({ type: 'drain', timeoutMs: drainTimeoutSeconds * 1000 })
+    // Every member asks for its last rounds, and none leaves its groups before all of them are
+    // done: a member that stopped after its own round would take a dataset's coordinator with it
+    // while another member still waits for the round it asked for.
+    for (const member of members) member.send({ type: 'drain', timeoutMs: drainTimeoutSeconds * 1000 })
+    await Promise.all(members.map((m) => m.drained))
+    const codes = await allStopped({ type: 'stop' })
     return codes.every((code) => code === 0) ? 0 : 1
   })
 

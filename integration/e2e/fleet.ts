@@ -163,8 +163,9 @@ export class WorkerProcess {
     this.child = spawn(floe, ['run', '--config', config], {
       env: {
         ...process.env,
-        // One member, whatever the machine's cores, unless the test asks for more.
-        FLOE_INGESTION__THREADS: '1',
+        // One member, whatever the machine's cores, unless the test asks for more (or the whole run
+        // does, FLOE_TEST_THREADS: the suites once more with every worker on members).
+        FLOE_INGESTION__THREADS: process.env.FLOE_TEST_THREADS ?? '1',
         ...env,
         FLOE_WORKER_ID: id,
         FLOE_METRICS__PORT: '0',
