@@ -7,11 +7,12 @@
 //
 // Two kinds of work: `JSON.parse` of 1 KiB events (what a member spends most of its time on), and
 // SHA-256 over a block that stays in each core's own caches (so a slowdown there is the cores', not
-// the shared cache's or memory's). On
-// a machine whose two cores are truly independent both read about 1.00x; virtual cores that share
-// a physical one, or a host that lowers its clock with more cores busy, read more.
+// the shared cache's or memory's). On a machine whose two cores are truly independent both read
+// about 1.00x; virtual cores that share a physical one, or a host that lowers its clock with more
+// cores busy, read more.
 import { createHash } from 'node:crypto'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import { quantile } from './scale-probes.ts'
 
 type Work = 'parse' | 'hash'
 
@@ -60,8 +61,6 @@ async function wallMs(work: Work, threads: number): Promise<number> {
   return Math.max(...results.map((r) => r.wallMs))
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
-
 if (!isMainThread) {
   const started = performance.now()
   const sink = workerData === 'parse' ? parseWork() : hashWork()
@@ -76,7 +75,7 @@ if (!isMainThread) {
       alone.push(await wallMs(work, 1))
       together.push(await wallMs(work, 2))
     }
-    const slowdown = median(together) / median(alone)
+    const slowdown = quantile(together, 0.5) / quantile(alone, 0.5)
     console.log(
       `${work}: one thread ${alone.map((ms) => ms.toFixed(0)).join(' / ')} ms, two at once ${together.map((ms) => ms.toFixed(0)).join(' / ')} ms; ` +
         `each runs ${slowdown.toFixed(2)}x slower beside the other, so two cores give ${(2 / slowdown).toFixed(2)}x one`,
