@@ -20,7 +20,8 @@
 //
 //   node bench/scale.bench.ts [--events 1000000] [--partitions 4,64,256,1000] [--workers 1]
 //     [--commit-interval 10] [--partitioned] [--rate R --seconds S] [--encoder-threads N]
-//     [--threads N] [--layout partition|shared] [--cpu-profile DIR] [--timeout-minutes 20] [--quick]
+//     [--threads N] [--worker-cpus LIST] [--layout partition|shared] [--cpu-profile DIR]
+//     [--timeout-minutes 20] [--quick]
 //
 // --workers N: N workers started together. They share the partitions from the first read only on
 //   a stack started with `--group-join-delay-ms 3000` (Kafka's default; the tests' stack uses 0, so
@@ -34,11 +35,15 @@
 // --encoder-threads N: the workers' ingestion.wal.encoderThreads (1: everything on the main thread),
 //   to set one worker's backlog rate on one core beside its rate on all of them.
 // --worker-node-options '...': Node options for the workers alone (e.g. --max-semi-space-size=32).
+// --worker-cpus LIST: every thread of each worker pinned to these CPUs (taskset's list, e.g. 1), so
+//   a worker of one member runs on one core alone: its single-core rate, beside which one worker on
+//   every core is measured. The broker, the catalog and this process stay unpinned.
 // --layout: the workers' ingestion.wal.layout (default: the workers' default, shared).
 // --cpu-profile DIR: each worker writes a V8 CPU profile into DIR (node --cpu-prof), stopped with
 //   SIGTERM and drained at the end of its point so the profile is written; open it in Chrome's
 //   DevTools or read its self times with bench/cpu-profile.ts.
 // --quick: 20,000 events at 4 and 64 partitions, a smoke run (not figures to quote).
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir, totalmem } from 'node:os'
@@ -92,6 +97,7 @@ const workerNodeOptions = [
   .join(' ')
   .trim()
 const threads = Number(flag('threads') ?? 1)
+const workerCpus = flag('worker-cpus')
 const workerEnv: NodeJS.ProcessEnv = {
   FLOE_INGESTION__THREADS: String(threads),
   ...(workerNodeOptions ? { NODE_OPTIONS: workerNodeOptions } : {}),
@@ -181,6 +187,7 @@ async function startWorkers(dir: string, config: string): Promise<{ worker: Work
       worker.kill('SIGKILL')
       await worker.exited
     })
+    if (workerCpus !== undefined) pinToCpus(worker)
     started.push({ worker, startCpu: 0 })
   }
   // Start-up (loading the CLI, the first catalog read) is not per-event cost: CPU counts from here.
@@ -191,9 +198,18 @@ async function startWorkers(dir: string, config: string): Promise<{ worker: Work
       if (Date.now() > deadline) throw new Error(`worker did not start: see ${entry.worker.logFile}`)
       await sleep(100)
     }
+    // Again once started: a thread created while the first pinning ran may have escaped it.
+    if (workerCpus !== undefined) pinToCpus(entry.worker)
     entry.startCpu = cpuSecondsOf(entry.worker.child.pid ?? 0) ?? 0
   }
   return started
+}
+
+/** Every thread of the worker on --worker-cpus; the threads it starts later inherit the mask. */
+function pinToCpus(worker: WorkerProcess): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(workerCpus), String(worker.child.pid)], {
+    stdio: 'ignore',
+  })
 }
 
 /** The last line a worker wrote, for an error that names why it stopped. */
@@ -441,7 +457,8 @@ function table(results: PointResult[]): void {
 
 console.log(
   `${events} events of 1 KB, 12 columns, ${partitioned ? 'bucket[3](user_id): 3 Iceberg partitions' : 'unpartitioned'}; ` +
-    `${workerCount} worker${workerCount === 1 ? '' : 's'}${threads === 1 ? '' : ` of ${threads} threads`}, ` +
+    `${workerCount} worker${workerCount === 1 ? '' : 's'}${threads === 1 ? '' : ` of ${threads} threads`}` +
+    `${workerCpus === undefined ? '' : ` pinned to CPUs ${workerCpus}`}, ` +
     `${commitIntervalSeconds} s commits, ` +
     `${encoderThreads === undefined ? '' : `encoderThreads ${encoderThreads}, `}local file:// warehouse; ` +
     `node ${process.version}; ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${mib(totalmem())})`,

@@ -172,7 +172,8 @@ async function rewind(
     const members = await reach(kafka, 'KAFKA_UNAVAILABLE', timeoutMs, () => admin.groupMembers(group))
     const running =
       members.length > 0
-        ? `dataset ${dataset.name} has ${members.length} worker(s) running (consumer group ${group} has active members: ${[...new Set(members.map((m) => m.clientId))].join(', ')}); stop them first`
+        ? // A member is not a worker: one worker process runs a member per ingestion.threads.
+          `dataset ${dataset.name} is being read: consumer group ${group} has ${members.length} active member(s) (${[...new Set(members.map((m) => m.clientId))].join(', ')}); stop the dataset's workers first`
         : undefined
     if (running && !args.dryRun) {
       stderr.write(`floe rewind: refused: ${running}\n`)

@@ -172,7 +172,13 @@ export class PartitionSlot implements WalHolder {
     this.#work = work
     const machine = participantMachine.provide({
       actors: {
-        syncPartition: fromPromise<SyncResult, SyncInput>(({ input, signal }) => work.sync(input, signal)),
+        syncPartition: fromPromise<SyncResult, SyncInput>(async ({ input, signal }) => {
+          const synced = await work.sync(input, signal)
+          // The group's offset follows the table's from the moment a member takes the partition:
+          // the ACK that would move it may have gone to the member before, revoked meanwhile.
+          if (synced.tableOffset !== undefined) env.commitGroupOffset(partition, synced.tableOffset)
+          return synced
+        }),
         // Fetching is the record loop's, and it leaves out every partition that is not writing:
         // holding is implicit. Letting go wakes the loop, which may be waiting with nothing to read.
         holdConsumer: fromCallback(() => () => env.changed()),

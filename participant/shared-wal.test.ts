@@ -10,7 +10,7 @@ import { createMetrics, silentLogger } from '../shared/telemetry/index.ts'
 import type { FlushInput, SyncReason } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import { PartitionQueue } from './partition-queue.ts'
-import type { SlotEnvironment } from './partition-slot.ts'
+import { PartitionSlot, type SlotEnvironment } from './partition-slot.ts'
 import { SharedPartitionWork } from './shared-partition-work.ts'
 import { SharedWal } from './shared-wal.ts'
 import { daysAndCountries, eventSchema, events, temporaryDirectory } from './wal/test-support.ts'
@@ -197,5 +197,19 @@ describe('the shared WAL on the record path', () => {
     assert.equal(h.wal.failed, false)
     assert.equal(synced.position, 0n)
     assert.equal(h.wal.position(1), 0n, 'the other partition reads its lost rows again too')
+  })
+
+  test('a member that takes a partition sets the group offset to the table offset: the last ACK may have gone to its old owner', async (t) => {
+    const h = await harness(t)
+    const commits: Array<[number, bigint]> = []
+    h.env.commitGroupOffset = (partition, offset) => {
+      commits.push([partition, offset])
+    }
+    h.assigned = [2]
+    h.table.set(2, 97n)
+    const slot = new PartitionSlot(h.env, 2, new PartitionQueue(), false)
+    t.after(() => slot.shutdown())
+    for (let i = 0; i < 100 && commits.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.deepEqual(commits, [[2, 97n]])
   })
 })

@@ -62,6 +62,7 @@ export class TopicParticipant {
   readonly #table: TableFollower
   readonly #labels: { dataset: string }
   readonly #reports: RoundReports
+  readonly #groupOffsets: GroupOffsets
   readonly #badRecords: BadRecords
   /** Files left by partitions moved to other workers, and by the other WAL layout (unowned-wal.ts). */
   readonly #sweeps: StartSweeps
@@ -103,7 +104,12 @@ export class TopicParticipant {
       statusSpill: options.statusSpill,
       send: options.send,
     })
-    const groupOffsets = new GroupOffsets({ commit: (offsets) => this.#reader.commit(offsets), logger: options.logger })
+    const groupOffsets = new GroupOffsets({
+      commit: (offsets) => this.#reader.commit(offsets),
+      holds: (partition) => this.#reader.assigned().includes(partition),
+      logger: options.logger,
+    })
+    this.#groupOffsets = groupOffsets
     const roundFirst = options.roundFirst ?? new RoundFirst()
     this.#letRoundPass = roundFirst.turn()
     const shared = options.wal.layout === 'shared' ? new SharedLayout() : undefined
@@ -236,6 +242,8 @@ export class TopicParticipant {
     this.#o.backpressure.off('pause', this.#onPause)
     this.#o.backpressure.off('resume', this.#onResume)
     this.#reports.close(new FloeError('INVARIANT_BROKEN', 'participant stopped'))
+    // The last ACKs' group offsets land before the member leaves the group.
+    await this.#groupOffsets.settle()
     for (const slot of this.#slots.values()) await slot.shutdown().catch(() => {})
     this.#slots.clear()
     await this.#shared?.wal.close().catch(() => {})

@@ -36,14 +36,14 @@ test('floe rewind makes a stopped fleet read exactly the rewound range again, on
   assert.match(
     refused.stderr,
     new RegExp(
-      `^floe rewind: refused: dataset events has 1 worker\\(s\\) running \\(consumer group ${group} has active members: .*\\); stop them first\\n$`,
+      `^floe rewind: refused: dataset events is being read: consumer group ${group} has \\d+ active member\\(s\\) \\(.*\\); stop the dataset's workers first\\n$`,
     ),
   )
 
   // A dry run reads only: it runs beside a worker, and says a real rewind would be refused.
   const beside = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`, '--dry-run'])
   assert.equal(beside.code, 0, beside.stderr)
-  assert.match(beside.stdout, /a real rewind is refused now: dataset events has 1 worker\(s\) running/)
+  assert.match(beside.stdout, /a real rewind is refused now: dataset events is being read: consumer group /)
 
   await stop(worker, group)
   const dry = await floeRewind([...config, '--to-offset', `${fleet.topic}:0=80`, '--dry-run'])

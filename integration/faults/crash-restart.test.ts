@@ -39,9 +39,15 @@ describe('kill -9 and restart on the same WAL', { concurrency: false }, () => {
     await fleet.waitFor(() => readyFiles(dir) >= 6, minute, 'six ready files')
     worker.kill('SIGKILL')
     await worker.exited
-    const upgraded = await fleet.start('solo', { ...rotateFast, FLOE_INGESTION__WAL__LAYOUT: 'shared' })
+    // The restarted worker's rounds are 3 s apart (nothing needs them long now), and so is the
+    // settling time: three of its rounds.
+    const upgraded = await fleet.start('solo', {
+      ...rotateFast,
+      FLOE_INGESTION__WAL__LAYOUT: 'shared',
+      FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '3',
+    })
     await fleet.produce(500, { badEvery })
-    await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute))
+    await assertExactlyOnce(fleet, await fleet.waitSettled(3 * minute, 3 * 3000))
     const warned = upgraded.lines().filter((line) => String(line.msg).startsWith('WAL files of the partition layout'))
     t.diagnostic(`the upgraded worker warned: ${JSON.stringify(warned)}`)
     assert.equal(warned.length, 1, 'one warning of the files the other layout left')

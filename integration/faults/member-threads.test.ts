@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Fleet, type WorkerProcess } from '../e2e/fleet.ts'
-import { assertExactlyOnce, badEvery, killAtRandomAndRestart, minute } from './support.ts'
+import { assertExactlyOnce, badEvery, fastFleet, killAtRandomAndRestart, minute } from './support.ts'
 
 /** The fields of a worker's warnings of WAL folders it does not read. */
 function unreadWarnings(worker: WorkerProcess): Array<{ folders: string[] }> {
@@ -19,7 +19,7 @@ function unreadWarnings(worker: WorkerProcess): Array<{ folders: string[] }> {
 
 describe('members on threads', { concurrency: false }, () => {
   test('workers of two members killed at random moments and restarted lose and duplicate nothing', async (t) => {
-    const fleet = await Fleet.create(t, { partitions: 8, threads: 2, commitIntervalSeconds: 3 })
+    const fleet = await Fleet.create(t, { ...fastFleet, partitions: 8, threads: 2, commitIntervalSeconds: 3 })
     await Promise.all([fleet.start(), fleet.start()])
     await killAtRandomAndRestart(fleet, 3)
     await fleet.produce(500, { badEvery })
@@ -51,7 +51,7 @@ describe('members on threads', { concurrency: false }, () => {
   })
 
   test('a worker restarted with another thread count reads every event once and names the folders it leaves', async (t) => {
-    const fleet = await Fleet.create(t, { partitions: 6, commitIntervalSeconds: 3 })
+    const fleet = await Fleet.create(t, { ...fastFleet, partitions: 6, commitIntervalSeconds: 3 })
     const rounds = async (threads: number): Promise<WorkerProcess> => {
       const worker = await fleet.start('solo', { FLOE_INGESTION__THREADS: String(threads) })
       await fleet.produce(1500, { batch: 100, badEvery })
