@@ -2,7 +2,9 @@
 // is deleted when the test ends, so on a CI machine this digest is all that is left to read: per
 // worker, whether it runs, the partitions it holds, its rounds, its last warnings and errors, and
 // its last lines of any level (the periodic perf line left out), enough to tell a partition no one
-// reads from a coordinator that stopped running rounds.
+// reads from a coordinator that stopped running rounds. Of a worker that exited, also the last
+// lines that are not JSON: what it said on stderr (`floe run: ...`, or Node's own crash report).
+import { readFileSync } from 'node:fs'
 import type { WorkerProcess } from './fleet.ts'
 
 const WARN = 40
@@ -50,6 +52,19 @@ export function digestOf(workers: readonly WorkerProcess[]): string {
     for (const line of lines.filter((l) => !isPerf(l)).slice(-recentLength)) out.push(`   ${brief(line)}`)
     const last = lines.at(-1)
     if (last) out.push(`   last: ${brief(last)}`)
+    if (!worker.running) for (const line of plainLines(worker).slice(-tailLength)) out.push(`   stderr: ${line}`)
   }
   return out.join('\n')
+}
+
+function plainLines(worker: WorkerProcess): string[] {
+  try {
+    const text = readFileSync(worker.logFile, 'utf8')
+    return text
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('{'))
+      .map((l) => l.slice(0, 400))
+  } catch (error) {
+    return [`(no log file: ${String(error)})`]
+  }
 }
