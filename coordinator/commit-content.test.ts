@@ -198,6 +198,26 @@ describe('planCommit and roundAck with shared-segment rotations', () => {
     assert.deepEqual(again.check, first.check)
   })
 
+  test('a landed round that took kept files and the jump after them is described again the same', () => {
+    const fresh = tableWith([{ id: 1n, summary: { [key]: encodeProgress(events({ 0: 100n, 1: 200n })) } }])
+    const kept = [
+      rotationReport(2, 'wa', [rotation('r1', [[0, 100n, 110n]], ['s3://b/r1.parquet'])], {
+        summaries: [written(0, 100n, 150n, { files: [], jump: { from: 110n, to: 150n } })],
+      }),
+    ]
+    const first = planCommit(fresh, { group, commitId: 'c-9', statuses: [], reports: kept, partial: false })
+    assert.deepEqual(first.offsets, events({ 0: 150n, 1: 200n }))
+    assert.deepEqual(
+      first.check.lost.map((l) => [l.partition, l.from, l.to]),
+      [[0, 110n, 150n]],
+    )
+    const landed = tableWith([{ id: 5n, summary: { ...first.content.summary } }])
+    const again = planCommit(landed, { group, commitId: 'c-9', statuses: [], reports: kept, partial: false })
+    assert.equal(again.previous.landed, true)
+    assert.deepEqual(again.check, first.check)
+    assert.deepEqual(roundAck('c-9', 5n, again.check).acceptedRotations, ['r1'])
+  })
+
   test('a landed round whose table before cannot be rebuilt names no rotation accepted, only the table offsets', () => {
     const fresh = tableWith([{ id: 1n, summary: { [key]: encodeProgress(events({ 0: 100n, 1: 200n, 2: 300n })) } }])
     const first = planCommit(fresh, { group, commitId: 'c-7', statuses: [], reports, partial: false })

@@ -166,6 +166,49 @@ const cases: Array<{ name: string; table: Progress; reports: RotationReport[]; e
     expected: { accepted: ['r1'], committed: { 0: 45n }, lost: [[0, 10n, 40n]] },
   },
   {
+    name: 'kept files then a jump after them with nothing read since: the files land and the table moves on to the log start',
+    table: at({ 0: 10n, 1: 20n }),
+    reports: [
+      report(
+        1,
+        'w1',
+        [
+          rotation('r1', [
+            [0, 10n, 15n],
+            [1, 20n, 22n],
+          ]),
+        ],
+        { summaries: [written(0, 10n, 40n, { files: [], jump: { from: 15n, to: 40n } })] },
+      ),
+    ],
+    expected: { accepted: ['r1'], committed: { 0: 40n, 1: 22n }, lost: [[0, 15n, 40n]] },
+  },
+  {
+    name: 'a jump after the chain moves nothing when the files before it are refused',
+    table: at({ 0: 12n }),
+    reports: [
+      report(1, 'w1', [rotation('r1', [[0, 10n, 15n]])], {
+        summaries: [written(0, 10n, 40n, { files: [], jump: { from: 15n, to: 40n } })],
+      }),
+    ],
+    expected: {
+      accepted: [],
+      committed: {},
+      rejected: { 0: 'behind-table' },
+      rejectedRotations: { r1: 'behind-table' },
+    },
+  },
+  {
+    name: 'a chain starting where its jump starts (the files before it committed) bridges the table to the log start',
+    table: at({ 0: 15n }),
+    reports: [
+      report(1, 'w1', [rotation('r1', [[0, 40n, 45n]])], {
+        summaries: [written(0, 15n, 45n, { files: [], jump: { from: 15n, to: 40n } })],
+      }),
+    ],
+    expected: { accepted: ['r1'], committed: { 0: 45n }, lost: [[0, 15n, 40n]] },
+  },
+  {
     name: 'a jump declared from elsewhere than the table does not bridge',
     table: at({ 0: 12n }),
     reports: [report(1, 'w1', [rotation('r1', [[0, 40n, 45n]])], { jumps: { 0: { from: 10n, to: 40n } } })],
@@ -317,6 +360,14 @@ describe('checkRound: a status whose summaries disagree with its rotations is re
     ],
     ['a claimed partition reported failed', report(1, 'w', [r1], { summaries: [failed(1)] })],
     ['a jump where the chain does not jump', report(1, 'w', [r1], { jumps: { 0: { from: 12n, to: 13n } } })],
+    [
+      'a jump after the chain that the summary does not end at',
+      report(1, 'w', [r1], { summaries: [written(0, 10n, 30n, { files: [], jump: { from: 15n, to: 40n } })] }),
+    ],
+    [
+      'a jump after the chain that does not start where the chain ends',
+      report(1, 'w', [r1], { summaries: [written(0, 10n, 40n, { files: [], jump: { from: 16n, to: 40n } })] }),
+    ],
     [
       'a summary advancing over positions no rotation holds',
       report(1, 'w', [r1], { summaries: [written(2, 5n, 9n, { files: [] })] }),

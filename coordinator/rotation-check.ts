@@ -13,10 +13,14 @@
 // later rotation holding one of its partitions starts past `next[p]` and is rejected in turn, so
 // per partition the accepted ranges are a prefix of its chain, and they tile `[table, next)`.
 //
-// A status whose partition summaries disagree with its rotations' chain (a gap, an overlap, a
-// summary range other than the chain's, a jump that is not where the chain jumps) is rejected
-// whole, `invalid-range`. Statuses of the per-partition layout in the same round (a rolling
-// upgrade) are judged after every rotation, each against `next[p]` as the rotations left it.
+// A summary's log-start jump sits where the per-partition check (contiguity.ts) allows it: before
+// the chain (the summary starts at the jump's end or its start), between two of its ranges, or
+// after its last range (the summary ends where the jump ends: the table moves on to the log start
+// once every range of the partition is taken). A status whose partition summaries disagree with
+// its rotations' chain (a gap, an overlap, a summary range other than the chain's, a jump anywhere
+// else) is rejected whole, `invalid-range`. Statuses of the per-partition layout in the same round
+// (a rolling upgrade) are judged after every rotation, each against `next[p]` as the rotations
+// left it.
 
 import type { LogStartJump, OffsetRange, PartitionWriteStatus, RotationStatus, Sender } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
@@ -172,6 +176,15 @@ export function checkRound(
         files: rotation.files,
       })
     }
+    // A jump after the chain's last file moves the table on to the log start, with the files:
+    // only when every range of the partition was taken, so the files reach the jump's start.
+    for (const summary of summaries.claimed.values()) {
+      const jump = summary.logStartJump
+      const { topic, partition } = summary
+      if (!jump || summary.range.end !== jump.to || nextOf(topic, partition) !== jump.from) continue
+      if (refused.has(topicPartitionKey(topic, partition))) continue
+      advance({ topic, partition, range: { start: jump.from, end: jump.to } }, summary, jump)
+    }
   }
 
   function noteUnclaimed(status: PartitionWriteStatus): void {
@@ -247,19 +260,27 @@ export function chainSummaries(report: RotationReport): { claimed: Map<string, W
   for (const [key, chain] of chains) {
     const summary = byPartition.get(key)
     if (summary?.kind !== 'written') return undefined
+    const jump = summary.logStartJump
+    if (jump !== undefined && jump.from >= jump.to) return undefined
     const first = chain[0] as OffsetRange
     const last = chain.at(-1) as OffsetRange
-    if (summary.range.start !== first.start || summary.range.end !== last.end) return undefined
-    const jump = summary.logStartJump
-    let jumped = jump !== undefined && jump.to === first.start && jump.from < jump.to
+    // The jump before the chain: the summary starts at the log start, or at the jump's start.
+    let jumped = jump !== undefined && jump.to === first.start
+    const summaryStart = jumped && summary.range.start === jump?.from ? jump.from : first.start
     for (let i = 1; i < chain.length; i++) {
       const { end } = chain[i - 1] as OffsetRange
       const { start } = chain[i] as OffsetRange
       if (start === end) continue
-      if (jumped || jump === undefined || jump.from !== end || jump.to !== start || jump.from >= jump.to)
-        return undefined
+      if (jumped || jump === undefined || jump.from !== end || jump.to !== start) return undefined
       jumped = true
     }
+    // The jump after the chain: the last file ends where it starts, the summary where it ends.
+    let summaryEnd = last.end
+    if (jump !== undefined && !jumped && jump.from === last.end) {
+      jumped = true
+      summaryEnd = jump.to
+    }
+    if (summary.range.start !== summaryStart || summary.range.end !== summaryEnd) return undefined
     if (jump !== undefined && !jumped) return undefined
     claimed.set(key, summary)
   }
@@ -285,6 +306,9 @@ export function landedCandidates(reports: readonly RotationReport[]): PartitionW
   for (const report of reports) {
     for (const summary of report.statuses) {
       if (summary.kind !== 'written') continue
+      // a chain whose jump comes after its last file lands at the jump's end
+      const jump = summary.logStartJump
+      if (jump && summary.range.end === jump.to && summary.range.start !== jump.to) candidates.push(summary)
       for (const rotation of report.rotations) {
         for (const { topic, partition, range } of rotation.ranges) {
           if (topic !== summary.topic || partition !== summary.partition || range.end <= summary.range.start) continue

@@ -57,25 +57,31 @@ describe('the range a status reports', () => {
   })
 
   test('kept files, the jump, then files from the log start: one range across the hole', () => {
-    assert.deepEqual(chainedRange(100n, { from: 300n, to: 500n }, [r(100n, 300n), r(500n, 600n)]), {
+    const jump = { from: 300n, to: 500n }
+    assert.deepEqual(chainedRange(100n, jump, [r(100n, 300n), r(500n, 600n)]), {
       kind: 'range',
       range: r(100n, 600n),
+      jump,
     })
   })
 
-  test('kept files and a jump with nothing read since: the range ends at the log start', () => {
-    assert.deepEqual(chainedRange(100n, { from: 300n, to: 500n }, [r(100n, 200n), r(200n, 300n)]), {
-      kind: 'range',
-      range: r(100n, 500n),
-    })
+  test('kept files and a jump with nothing read since: the files alone, the jump left for when they are committed', () => {
+    const jump = { from: 300n, to: 500n }
+    assert.deepEqual(chainedRange(100n, jump, [r(100n, 200n), r(200n, 300n)]), { kind: 'range', range: r(100n, 300n) })
+    // committed up to the jump: it sits before the range now, with or without files after it
+    assert.deepEqual(chainedRange(300n, jump, []), { kind: 'range', range: r(500n, 500n), jump })
+    assert.deepEqual(chainedRange(300n, jump, [r(500n, 600n)]), { kind: 'range', range: r(500n, 600n), jump })
   })
 
   test('a jump before the chain (nothing kept) leaves the range starting at the log start', () => {
-    assert.deepEqual(chainedRange(500n, { from: 100n, to: 500n }, [r(500n, 600n)]), {
-      kind: 'range',
-      range: r(500n, 600n),
-    })
-    assert.deepEqual(chainedRange(500n, { from: 100n, to: 500n }, []), { kind: 'range', range: r(500n, 500n) })
+    const jump = { from: 100n, to: 500n }
+    assert.deepEqual(chainedRange(500n, jump, [r(500n, 600n)]), { kind: 'range', range: r(500n, 600n), jump })
+    assert.deepEqual(chainedRange(500n, jump, []), { kind: 'range', range: r(500n, 500n), jump })
+  })
+
+  test('a chain that starts at its jump holds no record the jump skips', () => {
+    const jump = { from: 300n, to: 500n }
+    assert.deepEqual(chainedRange(300n, jump, [r(300n, 400n)]), { kind: 'gap', expected: 500n, found: 300n })
   })
 
   test('a hole that is not the declared jump is a gap', () => {

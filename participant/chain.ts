@@ -54,31 +54,46 @@ export function placeChain(input: PlacementInput): ChainPlacement {
 }
 
 export type ChainedRange =
-  | { kind: 'range'; range: OffsetRange }
+  /** `jump`: the log-start jump this status declares (none, or the chain's, or left for a later round). */
+  | { kind: 'range'; range: OffsetRange; jump?: LogStartJump }
   /** The files do not chain from the chain's start (across at most its jump): nothing can pass. */
   | { kind: 'gap'; expected: bigint; found: bigint }
 
 /**
  * The range a status reports for the uncommitted rotations (oldest first). They must chain from
- * `chainStart`, crossing at most the declared jump; a jump that ends past the last file still
- * moves the range's end to the log start.
+ * `chainStart`, crossing at most the declared jump. The status takes one of the two shapes every
+ * coordinator accepts in either layout:
+ *
+ * - the jump before the range: the range starts at the log start (`jump.to`). So is a chain that
+ *   starts at `jump.from` itself (an ACK committed the kept files up to the jump): nothing sits
+ *   in front of the jump, and the table's offset is `jump.from`.
+ * - the jump between two files: the range starts at the chain's start and runs past the log start.
+ *
+ * Kept files with nothing read after the jump yet report their range alone, without the jump: the
+ * chain keeps it, and once the files are committed (the table at `jump.from`) the next status
+ * declares it before its range. A range ending at the log start with its last file at `jump.from`
+ * is refused by the shared layout's check of earlier releases, which would drop those files.
  */
 export function chainedRange(
   chainStart: bigint,
   jump: LogStartJump | undefined,
   rotations: ReadonlyArray<{ start: bigint; end: bigint }>,
 ): ChainedRange {
-  let at = chainStart
+  let start = chainStart
+  if (jump && chainStart === jump.from) start = jump.to
+  let at = start
+  let crossed = jump !== undefined && start === jump.to
   for (const rotation of rotations) {
     if (rotation.start !== at) {
-      if (!jump || at !== jump.from || rotation.start !== jump.to) {
+      if (!jump || crossed || at !== jump.from || rotation.start !== jump.to) {
         return { kind: 'gap', expected: at, found: rotation.start }
       }
+      crossed = true
     }
     at = rotation.end
   }
-  if (jump && at === jump.from) at = jump.to
-  return { kind: 'range', range: { start: chainStart, end: at } }
+  const range = { start, end: at }
+  return crossed && jump ? { kind: 'range', range, jump } : { kind: 'range', range }
 }
 
 /** The records of `jump` not in `counted` (the last jump counted): a resync that finds the same gap again counts only what is new. */

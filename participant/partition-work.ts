@@ -184,7 +184,7 @@ export class PartitionWork implements SlotWork {
       range: chained.range,
       files,
       origin: input.origin,
-      ...(jump ? { logStartJump: jump } : {}),
+      ...(chained.jump ? { logStartJump: chained.jump } : {}),
       ...(oldestTimestampMs === undefined ? {} : { oldestTimestampMs }),
     }
   }

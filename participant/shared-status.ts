@@ -100,7 +100,7 @@ export function sharedStatus(input: SharedStatusInput): SharedStatus {
       range: chained.range,
       files: [],
       origin,
-      ...(logStartJump ? { logStartJump } : {}),
+      ...(chained.jump ? { logStartJump: chained.jump } : {}),
       ...(chain.oldestTimestampMs === undefined ? {} : { oldestTimestampMs: chain.oldestTimestampMs }),
     })
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, type TestContext, test } from 'node:test'
-import type { CommitAcks, PartitionWriteStatus } from '../protocol/index.ts'
+import type { CommitAcks, LogStartJump, PartitionWriteStatus } from '../protocol/index.ts'
 import type { DataFile } from '../shared/iceberg/index.ts'
 import { createMetrics, silentLogger } from '../shared/telemetry/index.ts'
 import type { FlushInput, SyncReason } from './machine/index.ts'
@@ -26,6 +26,8 @@ interface Harness {
   /** Holds every table read until the returned function is called (a frozen catalog or storage). */
   holdTable(): () => void
   assigned: number[]
+  /** The broker's log start per partition (0 when absent). */
+  logStarts: Map<number, bigint>
 }
 
 async function harness(t: TestContext): Promise<Harness> {
@@ -47,6 +49,7 @@ async function harness(t: TestContext): Promise<Harness> {
       }
     },
     assigned: [],
+    logStarts: new Map(),
   }
   const env = {
     dataset: { name: 'orders', topic },
@@ -68,7 +71,11 @@ async function harness(t: TestContext): Promise<Harness> {
     },
     bloomFieldIds: [],
     autoOffsetReset: 'earliest',
-    broker: { logStart: async () => 0n, logEnd: async () => 0n, committed: async () => undefined },
+    broker: {
+      logStart: async (partition: number) => h.logStarts.get(partition) ?? 0n,
+      logEnd: async () => 0n,
+      committed: async () => undefined,
+    },
     syncRetryMs: 1000,
     reader: { assigned: () => h.assigned },
     uploads: {
@@ -95,8 +102,16 @@ function batch(from: bigint, count: number): DecodedBatch {
   return { from, next: from + BigInt(count), records: count, rows, bad: [], oldestTimestampMs: 1 }
 }
 
-function flushInput(partition: number, commitId: string, chainStart: bigint): FlushInput {
-  return { dataset: 'orders', topic, partition, commitId, chainStart, origin: 'table' } as FlushInput
+function flushInput(partition: number, commitId: string, chainStart: bigint, logStartJump?: LogStartJump): FlushInput {
+  return {
+    dataset: 'orders',
+    topic,
+    partition,
+    commitId,
+    chainStart,
+    origin: 'table',
+    ...(logStartJump ? { logStartJump } : {}),
+  } as FlushInput
 }
 
 function committed(offsets: Record<number, bigint>, acceptedRotations: string[]): CommitAcks {
@@ -180,6 +195,43 @@ describe('the shared WAL on the record path', () => {
     const status = await h.wal.flush(0, flushInput(0, 'r3', 20n))
     assert.ok(status !== 'gap' && status.kind === 'written')
     assert.deepEqual(status.range, { start: 20n, end: 30n })
+  })
+
+  test('retention past kept files: the round that took them alone and its ACK leave the partition reading at the log start, the next status declares the jump', async (t) => {
+    const h = await harness(t)
+    await started(h, 2, 10)
+    await h.wal.acknowledged('r0', committed({ 0: 10n, 1: 10n }, await round(h, 'r0', 0n)))
+    h.table.set(0, 10n)
+    h.table.set(1, 10n)
+    // Partition 1 reads [10, 30) into the WAL only.
+    assert.equal(await h.wal.append(1, batch(10n, 20), () => true), true)
+    // Retention deletes [30, 500) before it is read: the fetch comes back out of range.
+    h.logStarts.set(1, 500n)
+    const synced = await h.wal.sync(1)
+    const jump = { from: 30n, to: 500n }
+    assert.deepEqual([synced.chainStart, synced.logStartJump, h.wal.position(1)], [10n, jump, 500n])
+    // The round comes before anything past the log start is read: the kept files go alone.
+    assert.equal(synced.reused, 1)
+    const status = await h.wal.flush(1, flushInput(1, 'r1', 10n, jump))
+    assert.ok(status !== 'gap' && status.kind === 'written')
+    assert.deepEqual([status.range, status.logStartJump], [{ start: 10n, end: 30n }, undefined])
+    const other = await h.wal.flush(0, flushInput(0, 'r1', 10n))
+    const composed = h.wal.compose('r1', [other as PartitionWriteStatus, status])
+    await h.wal.acknowledged(
+      'r1',
+      committed(
+        { 1: 30n },
+        composed.rotations.map((r) => r.id),
+      ),
+    )
+    assert.equal(h.wal.position(1), 500n, 'the ACK does not send the partition back into the deleted records')
+    assert.equal(await h.wal.append(1, batch(500n, 5), () => true), true)
+    // Any later ACK keeps it there too, and the next status declares the jump before its range.
+    await h.wal.acknowledged('r2', committed({}, []))
+    assert.equal(h.wal.position(1), 505n)
+    const next = await h.wal.flush(1, flushInput(1, 'r3', 30n, jump))
+    assert.ok(next !== 'gap' && next.kind === 'written')
+    assert.deepEqual([next.range, next.logStartJump], [{ start: 500n, end: 505n }, jump])
   })
 
   test('a WAL that failed in a cut outside an append makes the flush ask for the sync that repairs it', async (t) => {

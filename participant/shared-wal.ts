@@ -438,9 +438,14 @@ export class SharedWal {
     for (const [partition, chain] of this.#chains) starts.set(partitionKey(topic, partition), chain.chainStart)
     for (const [partition, offset] of this.#recovered) starts.set(partitionKey(topic, partition), offset)
     for (const [partition, offset] of from) starts.set(partitionKey(topic, partition), offset)
+    // A chain's jump holds while the walk starts the partition where the chain does (an ACK that
+    // committed up to it included); a walk that moves the partition elsewhere drops it.
     const jumps = new Map<string, NonNullable<ChainState['logStartJump']>>()
     for (const [partition, chain] of this.#chains) {
-      if (chain.logStartJump && !from.has(partition)) jumps.set(partitionKey(topic, partition), chain.logStartJump)
+      const start = from.has(partition) ? from.get(partition) : chain.chainStart
+      if (chain.logStartJump && start === chain.chainStart) {
+        jumps.set(partitionKey(topic, partition), chain.logStartJump)
+      }
     }
     const result = await log.walk({
       from: starts,

@@ -83,88 +83,103 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
     await admin.deleteTopic(topic)
   })
 
-  test('records deleted past a paused worker on one partition: the others keep committing, the gap is reported, nothing read is thrown away', async (t) => {
-    const interval = 5
-    const fleet = await Fleet.create(t, { partitions: 3, commitIntervalSeconds: interval, commitTimeoutSeconds: 10 })
-    const admin = new KafkaAdmin(connection('it-retention-admin'))
-    t.after(() => admin.close())
-    const worker = await fleet.start()
-    await fleet.waitFor(() => worker.logged('worker started'), 60_000, 'the worker to start')
-    for (const partition of [0, 1, 2]) await fleet.produce(200, { batch: 200, partition: partition })
-    const settled = await fleet.waitUntilAllSeen(120_000)
-    assert.equal(settled.ids?.missing, 0)
+  // The shared layout is the default; the per-partition one reports its kept files and the jump itself.
+  for (const walLayout of ['shared', 'partition'] as const) {
+    test(`records deleted past a paused worker on one partition: the others keep committing, the gap is reported, nothing read is thrown away (${walLayout} WAL)`, async (t) => {
+      // Rounds of one second: most runs have a round whose cut took the WAL's records still open when
+      // the partition comes back out of range after the freeze below, the ordering where the round's
+      // status and the resync's jump must agree (with 5 s rounds about one run in twenty-five).
+      const interval = 1
+      const fleet = await Fleet.create(t, {
+        partitions: 3,
+        commitIntervalSeconds: interval,
+        commitTimeoutSeconds: 10,
+        walLayout,
+      })
+      const admin = new KafkaAdmin(connection('it-retention-admin'))
+      t.after(() => admin.close())
+      const worker = await fleet.start()
+      await fleet.waitFor(() => worker.logged('worker started'), 60_000, 'the worker to start')
+      for (const partition of [0, 1, 2]) await fleet.produce(200, { batch: 200, partition: partition })
+      const settled = await fleet.waitUntilAllSeen(120_000)
+      assert.equal(settled.ids?.missing, 0)
 
-    // Read into the WAL but not committed yet (the next round is up to `interval` s away): these
-    // records are gone from Kafka once the worker resumes, and only the WAL still has them.
-    const written = async () => (await fleet.metrics(worker)).get('floe_records_written_total{dataset="events"}') ?? 0
-    const before = await written()
-    const walOnly = await fleet.produce(150, { batch: 150, partition: 1 })
-    const deadline = Date.now() + 30_000
-    while ((await written()) < before + walOnly.length) {
-      assert.ok(Date.now() < deadline, 'the worker did not read the records')
-      await sleep(50)
-    }
-    worker.kill('SIGSTOP')
-    t.after(() => worker.kill('SIGCONT'))
-    // A fetch the worker had waiting at the broker when it froze is still answered, with the first
-    // records that arrive or empty after its wait (500 ms), into the frozen process's socket, and
-    // read when it wakes. Past that wait no fetch of the frozen worker can take the doomed records
-    // (a member that reads partition 1 alone would otherwise have them before they are deleted).
-    await sleep(1500)
+      // Read into the WAL but not committed yet (the next round is up to `interval` s away): these
+      // records are gone from Kafka once the worker resumes, and only the WAL still has them.
+      const written = async () => (await fleet.metrics(worker)).get('floe_records_written_total{dataset="events"}') ?? 0
+      const before = await written()
+      const walOnly = await fleet.produce(150, { batch: 150, partition: 1 })
+      const deadline = Date.now() + 30_000
+      while ((await written()) < before + walOnly.length) {
+        assert.ok(Date.now() < deadline, 'the worker did not read the records')
+        await sleep(50)
+      }
+      worker.kill('SIGSTOP')
+      t.after(() => worker.kill('SIGCONT'))
+      // A fetch the worker had waiting at the broker when it froze is still answered, with the first
+      // records that arrive or empty after its wait (500 ms), into the frozen process's socket, and
+      // read when it wakes. Past that wait no fetch of the frozen worker can take the doomed records
+      // (a member that reads partition 1 alone would otherwise have them before they are deleted).
+      await sleep(1500)
 
-    for (const partition of [0, 2]) await fleet.produce(100, { batch: 100, partition: partition })
-    const doomed = await fleet.produce(300, { batch: 300, partition: 1 })
-    const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
-    assert.ok(logEnd !== undefined)
-    await admin.deleteRecords(fleet.topic, new Map([[1, logEnd]]))
-    fleet.ids.splice(fleet.ids.indexOf(doomed[0] as string), doomed.length)
-    for (const partition of [0, 1, 2]) await fleet.produce(100, { batch: 100, partition: partition })
-    worker.kill('SIGCONT')
+      for (const partition of [0, 2]) await fleet.produce(100, { batch: 100, partition: partition })
+      const doomed = await fleet.produce(300, { batch: 300, partition: 1 })
+      const [logEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
+      assert.ok(logEnd !== undefined)
+      await admin.deleteRecords(fleet.topic, new Map([[1, logEnd]]))
+      fleet.ids.splice(fleet.ids.indexOf(doomed[0] as string), doomed.length)
+      for (const partition of [0, 1, 2]) await fleet.produce(100, { batch: 100, partition: partition })
+      worker.kill('SIGCONT')
 
-    // A late duplicate or a late arrival of a deleted record must have time to show.
-    const settledReport = await fleet.waitSettled(180_000, 3 * interval * 1000)
-    assertEveryIdOnce(fleet, settledReport)
+      // A late duplicate or a late arrival of a deleted record must have time to show.
+      const settledReport = await fleet.waitSettled(180_000, 3 * interval * 1000)
+      assertEveryIdOnce(fleet, settledReport)
 
-    // The table says where partition 1 resumed and what it lost: exactly the deleted records the
-    // worker never read (what it had in its WAL is in the table, asserted above).
-    const summaries = settledReport.snapshots.map((s) => s.summary)
-    const lostKey = Object.keys(
-      summaries.find((s) => Object.keys(s).some((k) => k.startsWith('floe.lost-records.'))) ?? {},
-    ).find((k) => k.startsWith('floe.lost-records.'))
-    assert.ok(lostKey, 'a snapshot records the lost records')
-    const lostSummaries = summaries.filter((s) => s[lostKey] !== undefined).map((s) => JSON.parse(s[lostKey] as string))
-    assert.deepEqual(lostSummaries, [{ [fleet.topic]: { '1': doomed.length } }])
-    const group = lostKey.slice('floe.lost-records.'.length)
-    const offsets = JSON.parse(summaries.at(-1)?.[`floe.offsets.${group}`] ?? '{}') as Record<
-      string,
-      Record<string, number>
-    >
-    const [finalEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
-    assert.equal(BigInt(offsets[fleet.topic]?.['1'] ?? -1), finalEnd)
+      // The table says where partition 1 resumed and what it lost: exactly the deleted records the
+      // worker never read (what it had in its WAL is in the table, asserted above).
+      const summaries = settledReport.snapshots.map((s) => s.summary)
+      const lostKey = Object.keys(
+        summaries.find((s) => Object.keys(s).some((k) => k.startsWith('floe.lost-records.'))) ?? {},
+      ).find((k) => k.startsWith('floe.lost-records.'))
+      assert.ok(lostKey, 'a snapshot records the lost records')
+      const lostSummaries = summaries
+        .filter((s) => s[lostKey] !== undefined)
+        .map((s) => JSON.parse(s[lostKey] as string))
+      assert.deepEqual(lostSummaries, [{ [fleet.topic]: { '1': doomed.length } }])
+      const group = lostKey.slice('floe.lost-records.'.length)
+      const offsets = JSON.parse(summaries.at(-1)?.[`floe.offsets.${group}`] ?? '{}') as Record<
+        string,
+        Record<string, number>
+      >
+      const [finalEnd] = [...(await admin.endOffsets(fleet.topic, [1])).values()]
+      assert.equal(BigInt(offsets[fleet.topic]?.['1'] ?? -1), finalEnd)
 
-    // Only partition 1 went out of range and resynced; the resync kept the WAL's files (unless a
-    // round happened to commit them between the read and the pause: then the jump starts there).
-    const resyncs = worker.lines().filter((l) => l.msg === 'partition synced' && l.reason === 'out-of-range')
-    assert.deepEqual(
-      resyncs.map((l) => l.partition),
-      [1],
-    )
-    const kept = resyncs[0]?.chainStart !== resyncs[0]?.position
-    t.diagnostic(
-      kept ? 'the WAL files read before the pause were kept and committed with the jump' : 'committed before the pause',
-    )
-    // reusedFiles in the per-partition layout, reusedRotations in the shared one
-    if (kept) assert.ok(Number(resyncs[0]?.reusedFiles ?? resyncs[0]?.reusedRotations) > 0)
+      // Only partition 1 went out of range and resynced; the resync kept the WAL's files (unless a
+      // round happened to commit them between the read and the pause: then the jump starts there).
+      const resyncs = worker.lines().filter((l) => l.msg === 'partition synced' && l.reason === 'out-of-range')
+      assert.deepEqual(
+        resyncs.map((l) => l.partition),
+        [1],
+      )
+      const kept = resyncs[0]?.chainStart !== resyncs[0]?.position
+      t.diagnostic(
+        kept
+          ? 'the WAL files read before the pause were kept and committed with the jump'
+          : 'committed before the pause',
+      )
+      // reusedFiles in the per-partition layout, reusedRotations in the shared one
+      if (kept) assert.ok(Number(resyncs[0]?.reusedFiles ?? resyncs[0]?.reusedRotations) > 0)
 
-    // The participant counted and logged the skipped range once.
-    const skippedLines = worker.lines().filter((l) => typeof l.skippedFrom === 'string')
-    assert.equal(skippedLines.length, 1, JSON.stringify(skippedLines))
-    assert.equal(BigInt(skippedLines[0]?.skippedTo as string), logEnd)
-    assert.equal(BigInt(skippedLines[0]?.skipped as string), BigInt(doomed.length))
-    const metrics = await fleet.metrics(worker)
-    assert.equal(metrics.get('floe_records_skipped_total{dataset="events",reason="retention"}'), doomed.length)
-    assert.equal(metrics.get('floe_records_lost_to_retention_total{dataset="events"}'), doomed.length)
-  })
+      // The participant counted and logged the skipped range once.
+      const skippedLines = worker.lines().filter((l) => typeof l.skippedFrom === 'string')
+      assert.equal(skippedLines.length, 1, JSON.stringify(skippedLines))
+      assert.equal(BigInt(skippedLines[0]?.skippedTo as string), logEnd)
+      assert.equal(BigInt(skippedLines[0]?.skipped as string), BigInt(doomed.length))
+      const metrics = await fleet.metrics(worker)
+      assert.equal(metrics.get('floe_records_skipped_total{dataset="events",reason="retention"}'), doomed.length)
+      assert.equal(metrics.get('floe_records_lost_to_retention_total{dataset="events"}'), doomed.length)
+    })
+  }
 })
 
 describe('retention past a restarted worker on the real stack', () => {

@@ -253,6 +253,26 @@ describe('the participant machine', () => {
     assert.equal(p.context().chainStart, 150n)
   })
 
+  test('an ACK of its commit during a sync that read the table before it: the chain starts where the commit ended', async () => {
+    const p = await reported(written(100n, 150n))
+    p.actor.send({ type: 'ingest.resync', reason: 'out-of-range' })
+    p.actor.send({
+      type: 'control.commit-acked',
+      commitId: 'c-1',
+      outcome: { kind: 'committed', offset: 150n, filePaths: [] },
+    })
+    // kept files up to 300 from the table's offset of before the commit, and the log start at 500
+    await p.done(p.sync, { position: 100n, origin: 'table', tableOffset: 100n, logStartJump: { from: 300n, to: 500n } })
+    assert.equal(p.context().chainStart, 150n)
+    assert.deepEqual(p.context().logStartJump, { from: 300n, to: 500n })
+    p.actor.send({ type: 'control.start-commit', commitId: 'c-2', tableOffset: 150n })
+    assert.deepEqual(p.value(), { active: { ingest: 'writing', commit: 'idle' } }, 'in line')
+    // the next sync is its own again
+    p.actor.send({ type: 'ingest.resync', reason: 'out-of-range' })
+    await p.done(p.sync, { position: 120n, origin: 'table', tableOffset: 120n })
+    assert.equal(p.context().chainStart, 120n)
+  })
+
   test('an ACK that committed someone else for this partition resyncs', async () => {
     const p = await reported(written(100n, 150n))
     p.actor.send({

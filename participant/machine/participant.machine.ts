@@ -45,6 +45,7 @@ export const participantMachine = participantSetup.createMachine({
     roundClosed: false,
     status: undefined,
     acknowledged: undefined,
+    committedWhileSyncing: undefined,
   }),
   initial: 'active',
   states: {
@@ -225,10 +226,15 @@ export const participantMachine = participantSetup.createMachine({
                     actions: { type: 'adoptCommit', params: ({ event }) => committedParams(event) },
                   },
                   {
-                    // A sync is running: it cleans the WAL from the table's offset itself.
+                    // A sync is running: it cleans the WAL from the table's offset itself, and its
+                    // chain starts no earlier than this commit (it may have read the table before).
                     guard: 'ackCommittedOurs',
                     target: 'idle',
-                    actions: [{ type: 'adoptCommit', params: ({ event }) => committedParams(event) }, 'endRound'],
+                    actions: [
+                      { type: 'adoptCommit', params: ({ event }) => committedParams(event) },
+                      assign({ committedWhileSyncing: ({ event }) => committedParams(event).offset }),
+                      'endRound',
+                    ],
                   },
                   {
                     guard: 'ackCommittedElsewhere',

@@ -94,7 +94,11 @@ export const participantSetup = setup({
     syncRetry: ({ context }) => context.syncRetryMs,
   },
   actions: {
-    beginSync: assign(({ context }) => ({ sync: context.resync ?? context.sync, resync: undefined })),
+    beginSync: assign(({ context }) => ({
+      sync: context.resync ?? context.sync,
+      resync: undefined,
+      committedWhileSyncing: undefined,
+    })),
     requestResync: assign((_, params: SyncRequest) => ({ resync: params })),
     notePause: assign({ backpressured: true }),
     noteResume: assign({ backpressured: false }),
@@ -121,7 +125,25 @@ export const participantSetup = setup({
     beginFlush: assign(({ context }) => ({ round: context.pendingEnd, pendingEnd: undefined, roundClosed: false })),
     endRound: assign({ round: undefined, roundClosed: false, status: undefined }),
     adoptSync: enqueueActions(({ context, enqueue }, params: SyncResult) => {
-      enqueue.assign({ chainStart: params.position, origin: params.origin, logStartJump: params.logStartJump })
+      const committed = context.committedWhileSyncing
+      if (committed !== undefined && params.position < committed) {
+        // The sync read the table before our commit landed: the chain starts where the commit
+        // ended, as the WAL's has since that ACK, and a jump still ahead of it stays declared.
+        const jump = params.logStartJump
+        enqueue.assign({
+          chainStart: committed,
+          origin: 'table',
+          logStartJump: jump && jump.from >= committed ? jump : undefined,
+          committedWhileSyncing: undefined,
+        })
+      } else {
+        enqueue.assign({
+          chainStart: params.position,
+          origin: params.origin,
+          logStartJump: params.logStartJump,
+          committedWhileSyncing: undefined,
+        })
+      }
       enqueue.emit({
         type: 'participant.synced',
         reason: context.sync.reason,

@@ -141,4 +141,9 @@ export interface ParticipantContext extends PartitionRef {
   roundClosed: boolean
   status: PartitionWriteStatus | undefined
   acknowledged: { commitId: string; offset: bigint; filePaths: readonly string[] } | undefined
+  /**
+   * The table's offset an ACK of ours gave while a sync ran: the sync may have read the table
+   * before that commit, and must not place the chain behind it.
+   */
+  committedWhileSyncing: bigint | undefined
 }

@@ -291,6 +291,29 @@ describe('the rotation walk beyond the crash table', () => {
     )
   })
 
+  test('a kept chain that ends where its jump starts reads on from the log start, whatever is dropped after it', () => {
+    const jumps = new Map([[r, { from: 20n, to: 500n }]])
+    expect(
+      { rotations: [rotation(1, { [r]: [10, 20] })], from: offsets({ [r]: 10 }), assigned: new Set([r]), jumps },
+      { kept: ['R1'], dropped: {}, next: { [r]: 500 } },
+    )
+    // committed up to the jump: nothing kept, the chain starts at its start
+    expect(
+      { rotations: [], from: offsets({ [r]: 20 }), assigned: new Set([r]), jumps },
+      { kept: [], dropped: {}, next: { [r]: 500 } },
+    )
+    expect(
+      {
+        rotations: [rotation(1, { [r]: [10, 20] }), rotation(2, { [r]: [500, 510], [k]: [50, 60] })],
+        from: offsets({ [r]: 10, [k]: 50 }),
+        assigned: both,
+        jumps,
+        rejected: new Set(['R2']),
+      },
+      { kept: ['R1'], dropped: { R2: 'rejected' }, next: { [r]: 500, [k]: 50 }, rewound: [r, k] },
+    )
+  })
+
   test('a jump before the first rotation: the chain starts at the log start', () => {
     expect(
       {

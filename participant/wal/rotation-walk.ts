@@ -70,7 +70,10 @@ export interface WalkResult {
   kept: WalkRotation[]
   /** Oldest first, with why: delete their manifests, then their files. */
   dropped: Array<{ rotation: WalkRotation; reason: WalkDropReason }>
-  /** Per assigned partition: where its kept chain ends, where it reads next (undefined: unknown). */
+  /**
+   * Per assigned partition: where its kept chain ends, where it reads next (undefined: unknown);
+   * a chain ending where its declared jump starts ends where the jump ends.
+   */
   next: Map<string, bigint | undefined>
   /** Assigned partitions that lost a range still ahead of the table: they read it again from `next`. */
   rewound: Set<string>
@@ -118,6 +121,11 @@ export function walkRotations(input: WalkInput): WalkResult {
       stopped.add(key)
       if (assigned.has(key)) rewound.add(key)
     }
+  }
+  // A kept chain that ends where its declared jump starts goes on where the jump ends: the
+  // partition reads from there (nothing before it is left in Kafka), whatever was dropped after.
+  for (const [key, jump] of jumps) {
+    if (next.has(key) && next.get(key) === jump.from) next.set(key, jump.to)
   }
   return { kept, dropped, next, rewound }
 }

@@ -42,5 +42,8 @@ for (let batch = 0; ; batch++) {
     const tables = routed ? rows.map((row) => Number((row.event_id as bigint) % 1_000_000n) % names.length) : undefined
     await log.append(partition, rows, from + BigInt(count), tables)
   }
-  if (batch % 3 === 2) await log.cut('commit')
+  if (batch % 3 === 2) {
+    await log.cut('commit')
+    if (batch === 2) process.stdout.write('cut\n')
+  }
 }
