@@ -2,7 +2,7 @@
 // actors the runner provides (stubs here), the guards, the delay and the actions. Actions only
 // assign and emit; every effect is an actor.
 import { assign, enqueueActions, fromCallback, fromPromise, or, setup, stateIn } from 'xstate'
-import type { PartitionWriteStatus } from '../../protocol/index.ts'
+import type { LogStartJump, PartitionWriteStatus } from '../../protocol/index.ts'
 import { FloeError } from '../../shared/index.ts'
 import { committedOurs, isOutOfLine } from './line.ts'
 import type {
@@ -56,6 +56,11 @@ export const syncingNow = or([
   stateIn('#participant.active.ingest.syncing'),
   stateIn('#participant.active.ingest.waitingToSync'),
 ])
+
+/** A log-start jump that a commit up to `offset` has not passed: it stays declared. */
+function jumpAhead(jump: LogStartJump | undefined, offset: bigint): LogStartJump | undefined {
+  return jump && jump.from >= offset ? jump : undefined
+}
 
 export const participantSetup = setup({
   types: {
@@ -125,25 +130,15 @@ export const participantSetup = setup({
     beginFlush: assign(({ context }) => ({ round: context.pendingEnd, pendingEnd: undefined, roundClosed: false })),
     endRound: assign({ round: undefined, roundClosed: false, status: undefined }),
     adoptSync: enqueueActions(({ context, enqueue }, params: SyncResult) => {
+      // A sync that read the table before an ACK of ours landed: the chain starts where that
+      // commit ended (as the WAL's has since the ACK), as adoptCommit would have placed it.
       const committed = context.committedWhileSyncing
-      if (committed !== undefined && params.position < committed) {
-        // The sync read the table before our commit landed: the chain starts where the commit
-        // ended, as the WAL's has since that ACK, and a jump still ahead of it stays declared.
-        const jump = params.logStartJump
-        enqueue.assign({
-          chainStart: committed,
-          origin: 'table',
-          logStartJump: jump && jump.from >= committed ? jump : undefined,
-          committedWhileSyncing: undefined,
-        })
-      } else {
-        enqueue.assign({
-          chainStart: params.position,
-          origin: params.origin,
-          logStartJump: params.logStartJump,
-          committedWhileSyncing: undefined,
-        })
-      }
+      const overtaken = committed !== undefined && params.position < committed
+      enqueue.assign({
+        chainStart: overtaken ? committed : params.position,
+        origin: overtaken ? 'table' : params.origin,
+        logStartJump: overtaken ? jumpAhead(params.logStartJump, committed) : params.logStartJump,
+      })
       enqueue.emit({
         type: 'participant.synced',
         reason: context.sync.reason,
@@ -156,8 +151,7 @@ export const participantSetup = setup({
       ({ context, enqueue }, params: { commitId: string; offset: bigint; filePaths: readonly string[] }) => {
         // The table holds the chain up to `offset` now: the next range starts there, from the table.
         // A log-start jump still ahead of it (a sync found it after this round's cut) stays declared.
-        const jump = context.logStartJump
-        const logStartJump = jump && jump.from >= params.offset ? jump : undefined
+        const logStartJump = jumpAhead(context.logStartJump, params.offset)
         enqueue.assign({ chainStart: params.offset, origin: 'table', logStartJump, acknowledged: params })
         enqueue.emit({ type: 'participant.committed', ...params })
       },
