@@ -37,6 +37,45 @@ describe('placing the chain after a sync', () => {
     })
   })
 
+  test('files kept across the jump they recorded keep it while the log start stays within them', () => {
+    const keptJump = { from: 300n, to: 500n }
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 600n, logStart: 550n, keptJump }), {
+      chainStart: 100n,
+      position: 600n,
+      logStartJump: keptJump,
+      dropKept: false,
+    })
+  })
+
+  test('files kept across their jump with the log start past them too: the files past the jump must go', () => {
+    const keptJump = { from: 300n, to: 500n }
+    assert.deepEqual(placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 600n, logStart: 700n, keptJump }), {
+      chainStart: 100n,
+      position: 600n,
+      dropKept: false,
+      dropPastJump: true,
+    })
+  })
+
+  test('files that end where their jump starts place the chain as if the jump were new', () => {
+    const keptJump = { from: 300n, to: 500n }
+    const at = (logStart: bigint, start = 100n) =>
+      placeChain({ start, tableOffset: start, keptUpTo: 500n, logStart, keptJump })
+    assert.deepEqual(at(500n), placeChain({ start: 100n, tableOffset: 100n, keptUpTo: 300n, logStart: 500n }))
+    assert.deepEqual(at(700n).logStartJump, { from: 300n, to: 700n })
+    // nothing kept before the jump either: the chain starts at the log start
+    assert.deepEqual(at(500n, 300n), { chainStart: 500n, position: 500n, logStartJump: keptJump, dropKept: false })
+  })
+
+  test('a recorded jump the table has passed is not the chain one', () => {
+    const keptJump = { from: 300n, to: 500n }
+    assert.deepEqual(placeChain({ start: 550n, tableOffset: 550n, keptUpTo: 600n, logStart: 500n, keptJump }), {
+      chainStart: 550n,
+      position: 600n,
+      dropKept: false,
+    })
+  })
+
   test('a partition the table never saw starts at the log start with nothing owed', () => {
     assert.deepEqual(placeChain({ start: 20n, tableOffset: undefined, keptUpTo: undefined, logStart: 500n }), {
       chainStart: 500n,

@@ -10,7 +10,9 @@
 // the jump land in one atomic commit: there is no round in which the table has taken the files
 // but not yet been told why its offset skips, and no second round to wait for. Without kept files
 // the chain simply starts at L and the jump [T, L) sits before its range, as it always has
-// (accepted by coordinators that predate the hole inside a range).
+// (accepted by coordinators that predate the hole inside a range). Files read past the jump
+// record it (in the shared layout, their range's `after`), so a resync or a restart that finds
+// them again keeps the jump with them (`keptJump`) instead of dropping them as a gap.
 import type { LogStartJump, OffsetRange } from '../protocol/index.ts'
 
 export interface ChainPlacement {
@@ -22,6 +24,12 @@ export interface ChainPlacement {
   logStartJump?: LogStartJump
   /** The kept files cannot chain to the new position: drop them (only when the table never saw the partition). */
   dropKept: boolean
+  /**
+   * The kept files cross `keptJump` and the log start has moved past their end too: a chain
+   * declares one jump, so the files from the jump on go, and the partition is placed again
+   * without them (its jump then runs from `keptJump.from` to the log start).
+   */
+  dropPastJump?: boolean
 }
 
 export interface PlacementInput {
@@ -32,10 +40,24 @@ export interface PlacementInput {
   keptUpTo: bigint | undefined
   /** The broker's log start now. */
   logStart: bigint
+  /**
+   * The log-start jump the kept files recorded (WalkRange.after), if it lies at or past `start`:
+   * they chain from `start` across it, or (`keptUpTo` at its end) end where it starts.
+   */
+  keptJump?: LogStartJump
 }
 
 export function placeChain(input: PlacementInput): ChainPlacement {
-  const { start, tableOffset, keptUpTo, logStart } = input
+  const { start, tableOffset, keptUpTo, logStart, keptJump } = input
+  if (keptJump && keptUpTo !== undefined && keptJump.from >= start && keptUpTo >= keptJump.to) {
+    // Nothing kept past the jump: the files end where it starts, and the log start decides anew.
+    if (keptUpTo === keptJump.to) {
+      return placeChain({ start, tableOffset, keptUpTo: keptJump.from === start ? undefined : keptJump.from, logStart })
+    }
+    // The kept files hold their jump: the chain keeps it, and the status declares it between them.
+    if (logStart <= keptUpTo) return { chainStart: start, position: keptUpTo, logStartJump: keptJump, dropKept: false }
+    return { chainStart: start, position: keptUpTo, dropKept: false, dropPastJump: true }
+  }
   const reached = keptUpTo ?? start
   if (logStart <= reached) return { chainStart: start, position: reached, dropKept: false }
   if (tableOffset === undefined) {

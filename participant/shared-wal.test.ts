@@ -30,8 +30,9 @@ interface Harness {
   logStarts: Map<number, bigint>
 }
 
-async function harness(t: TestContext): Promise<Harness> {
-  const dir = await temporaryDirectory(t)
+/** `dir`: a WAL folder an earlier harness wrote (a worker restarted on it); a new one by default. */
+async function harness(t: TestContext, existing?: string): Promise<Harness> {
+  const dir = existing ?? (await temporaryDirectory(t))
   let gate: Promise<void> | undefined
   const h: Harness = {
     wal: undefined as unknown as SharedWal,
@@ -142,6 +143,20 @@ async function round(h: Harness, commitId: string, chainStart: bigint): Promise<
   return h.wal.compose(commitId, statuses as PartitionWriteStatus[]).rotations.map((rotation) => rotation.id)
 }
 
+/**
+ * Partitions 0..n-1 committed up to 10; then `partition` reads [10, 30) into the WAL only, and
+ * retention deletes [30, 500) before it reads on: its fetch comes back out of range and it syncs.
+ */
+async function jumpedAfterKeptFiles(h: Harness, partitions: number, partition: number) {
+  await started(h, partitions, 10)
+  const acked = Object.fromEntries(h.assigned.map((p) => [p, 10n]))
+  await h.wal.acknowledged('r0', committed(acked, await round(h, 'r0', 0n)))
+  for (const p of h.assigned) h.table.set(p, 10n)
+  assert.equal(await h.wal.append(partition, batch(10n, 20), () => true), true)
+  h.logStarts.set(partition, 500n)
+  return h.wal.sync(partition)
+}
+
 describe('the shared WAL on the record path', () => {
   test('a partition revoked and assigned again while syncs wait for a frozen table is placed after its release, never left unread', async (t) => {
     const h = await harness(t)
@@ -199,15 +214,7 @@ describe('the shared WAL on the record path', () => {
 
   test('retention past kept files: the round that took them alone and its ACK leave the partition reading at the log start, the next status declares the jump', async (t) => {
     const h = await harness(t)
-    await started(h, 2, 10)
-    await h.wal.acknowledged('r0', committed({ 0: 10n, 1: 10n }, await round(h, 'r0', 0n)))
-    h.table.set(0, 10n)
-    h.table.set(1, 10n)
-    // Partition 1 reads [10, 30) into the WAL only.
-    assert.equal(await h.wal.append(1, batch(10n, 20), () => true), true)
-    // Retention deletes [30, 500) before it is read: the fetch comes back out of range.
-    h.logStarts.set(1, 500n)
-    const synced = await h.wal.sync(1)
+    const synced = await jumpedAfterKeptFiles(h, 2, 1)
     const jump = { from: 30n, to: 500n }
     assert.deepEqual([synced.chainStart, synced.logStartJump, h.wal.position(1)], [10n, jump, 500n])
     // The round comes before anything past the log start is read: the kept files go alone.
@@ -232,6 +239,58 @@ describe('the shared WAL on the record path', () => {
     const next = await h.wal.flush(1, flushInput(1, 'r3', 30n, jump))
     assert.ok(next !== 'gap' && next.kind === 'written')
     assert.deepEqual([next.range, next.logStartJump], [{ start: 500n, end: 505n }, jump])
+  })
+
+  test('files read past a log-start jump keep it through a resync and a restart while the log start stays within them', async (t) => {
+    const h = await harness(t)
+    // Partition 1 holds [10, 30), retention takes [30, 500), and it reads [500, 520) past the jump.
+    const jump = { from: 30n, to: 500n }
+    assert.deepEqual((await jumpedAfterKeptFiles(h, 2, 1)).logStartJump, jump)
+    assert.equal(await h.wal.append(1, batch(500n, 20), () => true), true)
+    // A round cuts both, and its commit does not land (the catalog is down, say).
+    const status = await h.wal.flush(1, flushInput(1, 'r1', 10n, jump))
+    assert.ok(status !== 'gap' && status.kind === 'written')
+    assert.deepEqual([status.range, status.logStartJump], [{ start: 10n, end: 520n }, jump])
+    // Retention moves on into what the WAL holds, and the partition syncs again: the files past
+    // the jump stay, and so does the jump; nothing the WAL holds is counted lost.
+    h.logStarts.set(1, 510n)
+    const resynced = await h.wal.sync(1)
+    assert.deepEqual([resynced.chainStart, resynced.logStartJump, h.wal.position(1)], [10n, jump, 520n])
+    const again = await h.wal.flush(1, flushInput(1, 'r2', 10n, jump))
+    assert.ok(again !== 'gap' && again.kind === 'written')
+    assert.deepEqual([again.range, again.logStartJump], [{ start: 10n, end: 520n }, jump])
+    // A worker that restarts on the folder finds the same chain: the manifest recorded the jump.
+    await h.wal.close()
+    const restarted = await harness(t, h.dir)
+    restarted.table = h.table
+    restarted.assigned = [0, 1]
+    restarted.logStarts.set(1, 515n)
+    const recovered = await restarted.wal.sync(1)
+    assert.deepEqual(
+      [recovered.chainStart, recovered.logStartJump, restarted.wal.position(1), recovered.reused],
+      [10n, jump, 520n, 2],
+    )
+    const afterRestart = await restarted.wal.flush(1, flushInput(1, 'r3', 10n, jump))
+    assert.ok(afterRestart !== 'gap' && afterRestart.kind === 'written')
+    assert.deepEqual([afterRestart.range, afterRestart.logStartJump], [{ start: 10n, end: 520n }, jump])
+  })
+
+  test('a log start past the end of the files read after a jump: a chain declares one jump, so they go and it runs to the log start', async (t) => {
+    const h = await harness(t)
+    assert.deepEqual((await jumpedAfterKeptFiles(h, 1, 0)).logStartJump, { from: 30n, to: 500n })
+    assert.equal(await h.wal.append(0, batch(500n, 20), () => true), true)
+    assert.ok((await h.wal.flush(0, flushInput(0, 'r1', 10n, { from: 30n, to: 500n }))) !== 'gap')
+    h.logStarts.set(0, 600n)
+    const resynced = await h.wal.sync(0)
+    const jump = { from: 30n, to: 600n }
+    assert.deepEqual(
+      [resynced.chainStart, resynced.logStartJump, h.wal.position(0), resynced.reused],
+      [10n, jump, 600n, 1],
+    )
+    assert.equal(await h.wal.append(0, batch(600n, 5), () => true), true)
+    const status = await h.wal.flush(0, flushInput(0, 'r2', 10n, jump))
+    assert.ok(status !== 'gap' && status.kind === 'written')
+    assert.deepEqual([status.range, status.logStartJump], [{ start: 10n, end: 605n }, jump])
   })
 
   test('a WAL that failed in a cut outside an append makes the flush ask for the sync that repairs it', async (t) => {

@@ -9,7 +9,7 @@
 //
 // A round's snapshot, each partition's summary over it and the round's one WRITE-STATUS are
 // SharedRounds' (shared-rounds.ts).
-import type { CommitAcks, PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
+import type { CommitAcks, LogStartJump, PartitionWriteStatus, RotationStatus } from '../protocol/index.ts'
 import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { type ChainPlacement, placeChain } from './chain.ts'
@@ -29,6 +29,7 @@ import {
   partitionKey,
   partitionOfKey,
   type RotationReason,
+  recordedJumps,
   type SharedLog,
   type SharedRotation,
   type SharedSegment,
@@ -163,18 +164,29 @@ export class SharedWal {
       this.#recovered.delete(partition)
     }
     const starts = new Map([...points].map(([partition, point]) => [partition, point.start]))
-    const { next } = await this.#walk(log, 'resync', starts, partitions)
-    const placed = new Map<number, StartingPoint & ChainPlacement>()
-    for (const [partition, point] of points) {
-      const kept = next.get(partition)
-      const keptUpTo = kept !== undefined && kept !== point.start ? kept : undefined
-      placed.set(partition, { ...point, ...placeChain({ ...point, keptUpTo }) })
+    // The kept rotations are walked across the jumps they recorded, and the chain keeps that jump;
+    // one whose log start has also passed the end of what it kept walks again without its jump.
+    const pastJump = new Set<number>()
+    let placed = new Map<number, StartingPoint & ChainPlacement>()
+    for (;;) {
+      const { next, jumps } = await this.#walk(log, 'resync', starts, partitions, undefined, pastJump)
+      placed = new Map()
+      for (const [partition, point] of points) {
+        const kept = next.get(partition)
+        const keptUpTo = kept !== undefined && kept !== point.start ? kept : undefined
+        const keptJump = jumps.get(partition)
+        placed.set(partition, { ...point, ...placeChain({ ...point, keptUpTo, ...(keptJump ? { keptJump } : {}) }) })
+      }
+      const again = partitions.filter((partition) => placed.get(partition)?.dropPastJump)
+      if (again.length === 0) break
+      for (const partition of again) pastJump.add(partition)
     }
     const place = (partition: number) => {
       const { chainStart, position, logStartJump, origin } = placed.get(partition) as StartingPoint & ChainPlacement
       // a floor stays true (the table holds those records), so the sync that follows a rejection
-      // reads again with the floors its ACK named
-      log.read(partition, position, this.#floors.get(partition)?.byTable)
+      // reads again with the floors its ACK named; a read from the jump's end records the jump
+      const after = logStartJump && position === logStartJump.to ? logStartJump.from : undefined
+      log.read(partition, position, this.#floors.get(partition)?.byTable, after)
       this.#chains.set(partition, {
         topic: log.topic,
         partition,
@@ -428,7 +440,8 @@ export class SharedWal {
     from: ReadonlyMap<number, bigint | undefined>,
     adding: readonly number[] = [],
     rejected?: ReadonlySet<string>,
-  ): Promise<{ next: Map<number, bigint | undefined> }> {
+    withoutRecordedJump?: ReadonlySet<number>,
+  ): Promise<{ next: Map<number, bigint | undefined>; jumps: Map<number, LogStartJump> }> {
     const { topic } = log
     // whatever moves a partition, the WAL claims from the floors the decoder skips below
     const floors = this.#floors.byKey((partition) => partitionKey(topic, partition))
@@ -438,9 +451,17 @@ export class SharedWal {
     for (const [partition, chain] of this.#chains) starts.set(partitionKey(topic, partition), chain.chainStart)
     for (const [partition, offset] of this.#recovered) starts.set(partitionKey(topic, partition), offset)
     for (const [partition, offset] of from) starts.set(partitionKey(topic, partition), offset)
+    // A jump a rotation recorded holds while the partition starts at or before it: the records
+    // past it are in the WAL, the ones inside it gone from Kafka (a restart or a resync included).
+    const jumps = new Map<string, LogStartJump>()
+    for (const [key, jump] of recordedJumps(log.rotations)) {
+      const partition = partitionOfKey(key, topic)
+      const start = starts.get(key)
+      if (partition === undefined || withoutRecordedJump?.has(partition)) continue
+      if (start !== undefined && start <= jump.from) jumps.set(key, jump)
+    }
     // A chain's jump holds while the walk starts the partition where the chain does (an ACK that
     // committed up to it included); a walk that moves the partition elsewhere drops it.
-    const jumps = new Map<string, NonNullable<ChainState['logStartJump']>>()
     for (const [partition, chain] of this.#chains) {
       const start = from.has(partition) ? from.get(partition) : chain.chainStart
       if (chain.logStartJump && start === chain.chainStart) {
@@ -467,7 +488,12 @@ export class SharedWal {
       this.#env.logger.info({ partitions: result.rewound, reason }, 'partitions read again from their kept chain')
     }
     this.#env.changed()
-    return { next: result.next }
+    const used = new Map<number, LogStartJump>()
+    for (const [key, jump] of jumps) {
+      const partition = partitionOfKey(key, topic)
+      if (partition !== undefined) used.set(partition, jump)
+    }
+    return { next: result.next, jumps: used }
   }
 
   async #cut(log: SharedLog, reason: RotationReason, upload = true): Promise<void> {

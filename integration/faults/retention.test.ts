@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, test } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   decodeRotationManifest,
@@ -15,7 +15,7 @@ import {
   sharedLogDirectory,
 } from '../../participant/wal/index.ts'
 import { GroupReader, KafkaAdmin, KafkaProducer } from '../../shared/kafka/index.ts'
-import { assertEveryIdOnce, Fleet } from '../e2e/fleet.ts'
+import { assertEveryIdOnce, Fleet, type WorkerProcess } from '../e2e/fleet.ts'
 import { endpoints, uniqueName } from '../harness.ts'
 
 const connection = (clientId: string) => ({ brokers: endpoints().kafka.brokers, clientId })
@@ -25,7 +25,7 @@ const connection = (clientId: string) => ({ brokers: endpoints().kafka.brokers, 
  * names them in its file names, the shared one in its rotation manifests (empty ranges left out).
  */
 async function readyRangesOf(walDir: string, topic: string, partition: number) {
-  const ranges: Array<{ start: bigint; end: bigint }> = []
+  const ranges: Array<{ start: bigint; end: bigint; after?: bigint }> = []
   for (const name of await readdir(join(walDir, 'events', `${topic}-${partition}`)).catch(() => [] as string[])) {
     const file = parseWalFileName(name)
     if (file?.kind === 'ready-parquet' && file.start !== undefined && file.end !== undefined) {
@@ -41,6 +41,54 @@ async function readyRangesOf(walDir: string, topic: string, partition: number) {
     }
   }
   return ranges
+}
+
+/**
+ * A machine that committed 100 records on each of 2 partitions and was drained, started again
+ * committing only on a long interval and rotating by size: what it reads next becomes ready WAL
+ * files that no round takes (until the test kills it). One member, whatever FLOE_TEST_THREADS says:
+ * the tests read that member's WAL folders.
+ */
+async function restartedWithoutRounds(t: TestContext) {
+  const interval = 2
+  const fleet = await Fleet.create(t, { partitions: 2, commitIntervalSeconds: interval, threads: 1 })
+  const admin = new KafkaAdmin(connection('it-retention-restart-admin'))
+  t.after(() => admin.close())
+  // Each start of the machine logs to a file of its own (Fleet.start).
+  const starts = (w: { lines(): Record<string, unknown>[] }) =>
+    w.lines().filter((l) => l.msg === 'worker started').length
+  const first = await fleet.start('machine')
+  await fleet.waitFor(() => starts(first) === 1, 60_000, 'the worker to start')
+  for (const partition of [0, 1]) await fleet.produce(100, { batch: 100, partition: partition })
+  assert.equal((await fleet.waitUntilAllSeen(120_000)).ids?.missing, 0)
+  first.kill('SIGTERM')
+  assert.equal(await first.exited, 0)
+  const second = await fleet.start('machine', {
+    FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '600',
+    FLOE_INGESTION__WAL__MAX_FILE_SIZE_BYTES: '4096',
+  })
+  await fleet.waitFor(() => starts(second) === 1, 60_000, 'the restarted worker to start')
+  return { fleet, admin, second, interval }
+}
+
+/** The `floe.lost-records.*` summaries of the table's snapshots, parsed. */
+function lostRecordSummaries(settled: Awaited<ReturnType<Fleet['waitSettled']>>): unknown[] {
+  return settled.snapshots
+    .flatMap((s) => Object.entries(s.summary).filter(([k]) => k.startsWith('floe.lost-records.')))
+    .map(([, v]) => JSON.parse(v))
+}
+
+/** Kills the worker once a ready file of partition 1 starts at `start`; the partition's ready ranges then. */
+async function killedOnceRotated(fleet: Fleet, worker: WorkerProcess, start: bigint) {
+  const ranges = () => readyRangesOf(fleet.walDir('machine'), fleet.topic, 1)
+  const deadline = Date.now() + 60_000
+  while (!(await ranges()).some((r) => r.start === start)) {
+    assert.ok(Date.now() < deadline, `no ready file starting at ${start} was rotated`)
+    await sleep(100)
+  }
+  worker.kill('SIGKILL')
+  await worker.exited
+  return ranges()
 }
 
 describe('retention past a reader on the real broker', { concurrency: false }, () => {
@@ -184,41 +232,10 @@ describe('retention past a reader on the real broker', { concurrency: false }, (
 
 describe('retention past a restarted worker on the real stack', () => {
   test('ready WAL files kept across a restart are committed before the log-start jump, which starts where they end', async (t) => {
-    const interval = 2
-    // One member, whatever FLOE_TEST_THREADS says: the test reads that member's WAL folders.
-    const fleet = await Fleet.create(t, { partitions: 2, commitIntervalSeconds: interval, threads: 1 })
-    const admin = new KafkaAdmin(connection('it-retention-restart-admin'))
-    t.after(() => admin.close())
-    // Each start of the machine logs to a file of its own (Fleet.start).
-    const starts = (w: { lines(): Record<string, unknown>[] }) =>
-      w.lines().filter((l) => l.msg === 'worker started').length
-
-    const first = await fleet.start('machine')
-    await fleet.waitFor(() => starts(first) === 1, 60_000, 'the worker to start')
-    for (const partition of [0, 1]) await fleet.produce(100, { batch: 100, partition: partition })
-    assert.equal((await fleet.waitUntilAllSeen(120_000)).ids?.missing, 0)
-    first.kill('SIGTERM')
-    assert.equal(await first.exited, 0)
-
-    // The same machine again, now committing only on a long interval and rotating by size: what
-    // it reads of partition 1 becomes ready files that no round takes before it is killed.
-    const second = await fleet.start('machine', {
-      FLOE_INGESTION__COMMIT_INTERVAL_SECONDS: '600',
-      FLOE_INGESTION__WAL__MAX_FILE_SIZE_BYTES: '4096',
-    })
-    await fleet.waitFor(() => starts(second) === 1, 60_000, 'the restarted worker to start')
+    const { fleet, admin, second, interval } = await restartedWithoutRounds(t)
     const read = await fleet.produce(200, { batch: 200, partition: 1 })
-    const readyRanges = () => readyRangesOf(fleet.walDir('machine'), fleet.topic, 1)
-    const deadline = Date.now() + 60_000
-    while (!(await readyRanges()).some((r) => r.start === 100n)) {
-      assert.ok(Date.now() < deadline, 'no ready file was rotated')
-      await sleep(100)
-    }
-    second.kill('SIGKILL')
-    await second.exited
-
     // Where the kept chain ends: the files from the table's offset (100) on, chained.
-    const ranges = await readyRanges()
+    const ranges = await killedOnceRotated(fleet, second, 100n)
     let kept = 100n
     for (;;) {
       const next = ranges.find((r) => r.start === kept)
@@ -242,9 +259,7 @@ describe('retention past a restarted worker on the real stack', () => {
     const settled = await fleet.waitSettled(240_000, 3 * interval * 1000)
     assertEveryIdOnce(fleet, settled)
 
-    const lost = settled.snapshots
-      .flatMap((s) => Object.entries(s.summary).filter(([k]) => k.startsWith('floe.lost-records.')))
-      .map(([, v]) => JSON.parse(v))
+    const lost = lostRecordSummaries(settled)
     assert.deepEqual(lost, [{ [fleet.topic]: { '1': Number(450n - kept) } }])
     const synced = third
       .lines()
@@ -257,5 +272,57 @@ describe('retention past a restarted worker on the real stack', () => {
       skipped.map((l) => [l.skippedFrom, l.skippedTo]),
       [[String(kept), '450']],
     )
+  })
+
+  test('files read past a log-start jump keep it across a restart while retention moves on into them: only what Kafka deleted unread is lost', async (t) => {
+    // One member in the shared layout: the test reads that member's rotation manifests.
+    const { fleet, admin, second, interval } = await restartedWithoutRounds(t)
+    const read = await fleet.produce(200, { batch: 200, partition: 1 })
+    const synced = (position: string) =>
+      second.lines().some((l) => l.msg === 'partition synced' && l.partition === 1 && l.position === position)
+    // Frozen once it read offsets up to 300, its next fetch finds [300, 400) deleted unread.
+    const received = async () => {
+      const metrics = await fleet.metrics(second).catch(() => new Map<string, number>())
+      return [...metrics].find(([name]) => name.startsWith('floe_records_received_total'))?.[1] ?? 0
+    }
+    const readDeadline = Date.now() + 60_000
+    while ((await received()) < read.length) {
+      assert.ok(Date.now() < readDeadline, 'the worker did not read the 200 records')
+      await sleep(100)
+    }
+    second.freeze()
+    t.after(() => second.thaw())
+    // A fetch waiting at the broker when it froze is answered (empty, after its 500 ms wait) before
+    // the records below arrive: the frozen worker cannot have them.
+    await sleep(1500)
+    const deletedUnread = await fleet.produce(100, { batch: 100, partition: 1 })
+    // enough that the files past the jump reach the size limit and rotate
+    await fleet.produce(1000, { batch: 500, partition: 1 })
+    await admin.deleteRecords(fleet.topic, new Map([[1, 400n]]))
+    second.thaw()
+    await fleet.waitFor(() => synced('400'), 60_000, 'the out-of-range resync to read on from 400')
+    // What it read past the jump becomes ready files, the first of them recording the jump.
+    const firstPast = (await killedOnceRotated(fleet, second, 400n)).find((r) => r.start === 400n)
+    assert.equal(firstPast?.after, 300n, 'the first range past the jump records where its chain ended')
+
+    // Retention moves on into the files past the jump, while no worker runs.
+    const logStart = ((firstPast?.start as bigint) + (firstPast?.end as bigint)) / 2n
+    await admin.deleteRecords(fleet.topic, new Map([[1, logStart]]))
+    for (const partition of [0, 1]) await fleet.produce(50, { batch: 50, partition: partition })
+    // left out of the expected ids only now: an id is named by how many were produced before it
+    const gone = new Set(deletedUnread)
+    fleet.ids.splice(0, fleet.ids.length, ...fleet.ids.filter((id) => !gone.has(id)))
+
+    const third = await fleet.start('machine')
+    const settled = await fleet.waitSettled(240_000, 3 * interval * 1000)
+    // Every record it had read is in the table once, those past the jump included.
+    assertEveryIdOnce(fleet, settled)
+    const lost = lostRecordSummaries(settled)
+    assert.deepEqual(lost, [{ [fleet.topic]: { '1': 100 } }])
+    const resynced = third
+      .lines()
+      .filter((l) => l.msg === 'partition synced' && l.partition === 1)
+      .at(-1)
+    assert.equal(resynced?.chainStart, '100')
   })
 })

@@ -53,6 +53,7 @@ export {
 export {
   partitionKey,
   partitionOfKey,
+  recordedJumps,
   type WalkDropReason,
   type WalkInput,
   type WalkRange,

@@ -157,6 +157,7 @@ export function rotationFooter(
     partition: range.partition,
     start: String(range.start),
     end: String(range.end),
+    ...(range.after === undefined ? {} : { after: String(range.after) }),
   }))
   const footer: Record<string, string> = { 'floe.rotation': id, 'floe.ranges': JSON.stringify(list) }
   if (table !== undefined) footer['floe.table'] = table
@@ -164,12 +165,14 @@ export function rotationFooter(
 }
 
 function rangeToJson(range: WalkRange): Record<string, unknown> {
-  return { topic: range.topic, partition: range.partition, start: range.start, end: range.end }
+  const json = { topic: range.topic, partition: range.partition, start: range.start, end: range.end }
+  // only where a jump was recorded: a manifest without one stays byte for byte what it was
+  return range.after === undefined ? json : { ...json, after: range.after }
 }
 
 function rangeFromJson(value: JsonValue, what: string): WalkRange {
   const json: JsonObject = object(value, what)
-  const range = {
+  const range: WalkRange = {
     topic: string(json['topic'], `${what}.topic`),
     partition: integer(json['partition'], `${what}.partition`),
     start: long(json['start'], `${what}.start`),
@@ -177,6 +180,10 @@ function rangeFromJson(value: JsonValue, what: string): WalkRange {
   }
   if (range.partition < 0 || range.start < 0n || range.end <= range.start)
     throw malformed('a range is empty or negative')
+  if (json['after'] !== undefined) {
+    range.after = long(json['after'], `${what}.after`)
+    if (range.after < 0n || range.after >= range.start) throw malformed('a range continues from at or past its start')
+  }
   return range
 }
 

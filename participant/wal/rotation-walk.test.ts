@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import {
   partitionKey,
   partitionOfKey,
+  recordedJumps,
   type WalkDropReason,
   type WalkInput,
   type WalkRotation,
@@ -235,6 +236,24 @@ describe('the rotation walk on the crash table of shared segments', () => {
 })
 
 describe('the rotation walk beyond the crash table', () => {
+  test('the jumps recorded by ranges past them chain the walk across the hole, the oldest per partition', () => {
+    const past = (rotationOf: WalkRotation, after: number): WalkRotation => ({
+      ...rotationOf,
+      ranges: rotationOf.ranges.map((range) => ({ ...range, after: BigInt(after) })),
+    })
+    const rotations = [
+      rotation(1, { [r]: [10, 20], [k]: [50, 60] }),
+      past(rotation(2, { [r]: [500, 510] }), 20),
+      past(rotation(3, { [r]: [900, 910] }), 600),
+    ]
+    const jumps = recordedJumps(rotations)
+    assert.deepEqual(jumps, new Map([[r, { from: 20n, to: 500n }]]))
+    expect(
+      { rotations, from: offsets({ [r]: 10, [k]: 50 }), assigned: both, jumps },
+      { kept: ['R1', 'R2'], dropped: { R3: 'gap' }, next: { [r]: 510, [k]: 60 }, rewound: [r] },
+    )
+  })
+
   test('a rejected rotation stops later rotations of its partitions and no others', () => {
     expect(
       {

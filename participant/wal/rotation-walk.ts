@@ -19,6 +19,12 @@ export interface WalkRange {
   partition: number
   start: bigint
   end: bigint
+  /**
+   * Set when the range continues a chain that ended at `after`, the records `[after, start)` gone
+   * from Kafka when it was read (a declared log-start jump). Written into the rotation's manifest,
+   * so the jump outlives a restart or a resync: without it the range would read as a gap.
+   */
+  after?: bigint
 }
 
 export interface WalkRotation {
@@ -187,6 +193,21 @@ function ambiguousRotations(
   const ambiguous = new Set<string>()
   for (const ids of claims.values()) if (ids.length > 1) for (const id of ids) ambiguous.add(id)
   return ambiguous
+}
+
+/**
+ * The log-start jumps the rotations' ranges recorded (`after`), by partitionKey: the oldest one of
+ * each partition (a chain crosses one jump; a later one does not chain and goes as a gap).
+ */
+export function recordedJumps(rotations: readonly WalkRotation[]): Map<string, LogStartJump> {
+  const jumps = new Map<string, LogStartJump>()
+  for (const rotation of [...rotations].sort(bySequence)) {
+    for (const range of rotation.ranges) {
+      const key = partitionKey(range.topic, range.partition)
+      if (range.after !== undefined && !jumps.has(key)) jumps.set(key, { from: range.after, to: range.start })
+    }
+  }
+  return jumps
 }
 
 function bySequence(a: WalkRotation, b: WalkRotation): number {

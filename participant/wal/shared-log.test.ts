@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { isFloeError } from '../../shared/index.ts'
@@ -87,6 +88,89 @@ describe('SharedLog', () => {
       ]),
     )
     await log.close()
+  })
+
+  test('a range read from the end of a log-start jump records where its chain ended, in the manifest too, and recovery keeps it across the jump', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const log = sharedLogIn(dir)
+    log.read(1, 100n)
+    log.read(2, 500n, undefined, 300n)
+    await log.append(1, events(0, 4), 104n)
+    const first = await log.cut('commit')
+    assert.deepEqual(
+      first?.ranges.map((range) => [range.partition, range.start, range.end]),
+      [[1, 100n, 104n]],
+    )
+    // partition 2 read nothing yet: its next range still records the jump
+    await log.append(2, events(4, 4), 504n)
+    const second = await log.cut('commit')
+    assert.deepEqual(second?.ranges, [{ topic, partition: 2, start: 500n, end: 504n, after: 300n }])
+    assert.deepEqual(
+      decodeRotationManifest(await readFile(second?.manifestPath as string, 'utf8')).ranges,
+      second?.ranges,
+    )
+    // only the first range past the jump records it
+    await log.append(2, events(8, 4), 508n)
+    assert.deepEqual((await log.cut('commit'))?.ranges, [{ topic, partition: 2, start: 504n, end: 508n }])
+    await log.close()
+    // the table at 300: the chain runs to 300 and on from 500, so recovery keeps every rotation
+    const recovered = await recoverSharedLog(dir, {
+      topic,
+      tableOffsets: new Map([
+        [1, 100n],
+        [2, 300n],
+      ]),
+      assigned: [1, 2],
+    })
+    assert.equal(recovered.rotations.length, 3)
+    assert.deepEqual(recovered.deleted, [])
+  })
+
+  test('a walk that leaves a chain where its jump starts positions it at the end of the jump, recording it', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const log = sharedLogIn(dir)
+    log.read(1, 100n)
+    await log.append(1, events(0, 4), 104n)
+    await log.cut('commit')
+    const jumps = new Map([[partitionKey(topic, 1), { from: 104n, to: 500n }]])
+    // a rejected rotation past the jump: the chain ends at 104 again
+    log.read(1, 500n, undefined, 104n)
+    await log.append(1, events(4, 4), 504n)
+    const rejected = await log.cut('commit')
+    const walked = await log.walk({
+      from: from({ 1: 100 }),
+      assigned: [1],
+      jumps,
+      rejected: new Set([rejected?.id as string]),
+      reason: 'resync',
+    })
+    assert.deepEqual(walked.next, new Map([[1, 500n]]))
+    await log.append(1, events(8, 4), 504n)
+    assert.deepEqual((await log.cut('commit'))?.ranges, [{ topic, partition: 1, start: 500n, end: 504n, after: 104n }])
+    await log.close()
+  })
+
+  test('a manifest whose range continues from at or past its own start does not read back', () => {
+    const manifest = (after: number) =>
+      JSON.stringify({
+        format: 'floe-wal-rotation',
+        version: 1,
+        id: 'r',
+        sequence: 1,
+        files: [],
+        ranges: [{ topic, partition: 1, start: 500, end: 510, after }],
+      })
+    assert.equal(decodeRotationManifest(manifest(300)).ranges[0]?.after, 300n)
+    assert.throws(
+      () => decodeRotationManifest(manifest(500)),
+      (error) => isFloeError(error),
+    )
+  })
+
+  test('a jump that does not end past its start is refused', (t) => {
+    const log = sharedLogIn(join(tmpdir(), 'never-written'))
+    t.after(() => log.close())
+    assert.throws(() => log.read(1, 500n, undefined, 500n), /log-start jump/)
   })
 
   test('every file of a rotation carries the rotation and all its ranges in its footer', needsPyarrow, async (t) => {

@@ -95,6 +95,8 @@ interface Position {
   end: bigint
   /** A routed log's tables written since the last cut, and the floors. */
   tables?: PartitionTables
+  /** Where the chain ended before a log-start jump to `start`: the next range records it (WalkRange.after). */
+  after?: bigint
 }
 
 export class SharedLog {
@@ -195,13 +197,21 @@ export class SharedLog {
    * has uncut rows: they would end up in a rotation claiming a range that does not hold them.
    * `floors` (routed only; table name -> offset) are the tables' skip floors: the decoder drops a
    * table's records below its floor, and the table's claims start at it. They hold until the
-   * partition is positioned again or let go of.
+   * partition is positioned again or let go of. `after`: the partition's chain ends there and
+   * the records up to `at` are gone from Kafka (a log-start jump); the next range records it.
    */
-  read(partition: number, at: bigint, floors?: ReadonlyMap<string, bigint>): void {
+  read(partition: number, at: bigint, floors?: ReadonlyMap<string, bigint>, after?: bigint): void {
     if (at < 0n) throw configInvalid('a position is negative', { partition, at: String(at) })
+    if (after !== undefined && after >= at) {
+      throw configInvalid('a log-start jump ends at or before it starts', {
+        partition,
+        at: String(at),
+        after: String(after),
+      })
+    }
     this.#refuseUncut(partition, 'positioned')
     const tables = this.#tables.positioned(floors, { topic: this.topic, partition })
-    this.#positions.set(partition, { start: at, end: at, tables })
+    this.#positions.set(partition, { start: at, end: at, tables, ...(after === undefined ? {} : { after }) })
   }
 
   /** The partition is no longer read here. Refused while it has uncut rows. */
@@ -328,8 +338,14 @@ export class SharedLog {
         if (!lost && (position === undefined || at === undefined || position.start === at)) continue
         rewound.push(partition)
         const floors = input.floors?.get(partitionKey(this.topic, partition))
-        if (at === undefined) this.#positions.delete(partition)
-        else this.#positions.set(partition, { start: at, end: at, tables: this.#tables.positioned(floors, {}) })
+        if (at === undefined) {
+          this.#positions.delete(partition)
+          continue
+        }
+        // a chain that ends where its jump starts reads on from the jump's end: the range says so
+        const jump = jumps?.get(partitionKey(this.topic, partition))
+        const tables = this.#tables.positioned(floors, {})
+        this.#positions.set(partition, { start: at, end: at, tables, ...(jump?.to === at ? { after: jump.from } : {}) })
       }
       for (const partition of [...this.#positions.keys()]) {
         if (!input.assigned.includes(partition)) this.#positions.delete(partition)
@@ -387,7 +403,8 @@ export class SharedLog {
     const routed: CutPartition[] = []
     for (const [partition, position] of [...this.#positions].sort(([a], [b]) => a - b)) {
       if (position.end > position.start) {
-        const range = { topic: this.topic, partition, start: position.start, end: position.end }
+        const range: WalkRange = { topic: this.topic, partition, start: position.start, end: position.end }
+        if (position.after !== undefined) range.after = position.after
         ranges.push(range)
         if (position.tables) routed.push({ range, tables: position.tables })
       }
@@ -402,6 +419,8 @@ export class SharedLog {
     this.#sequence += 1n
     this.#cutId = randomUUID()
     for (const position of this.#positions.values()) {
+      // a partition that read nothing since keeps its jump for the range it reads next
+      if (position.end > position.start) delete position.after
       position.start = position.end
       position.tables?.written.clear()
     }

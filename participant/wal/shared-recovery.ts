@@ -22,7 +22,7 @@ import {
   type SharedRotation,
   type SharedSegment,
 } from './rotation-manifest.ts'
-import { partitionKey, type WalkDropReason, type WalkRotation, walkRotations } from './rotation-walk.ts'
+import { partitionKey, recordedJumps, type WalkDropReason, type WalkRotation, walkRotations } from './rotation-walk.ts'
 import { parseSharedFileName, sharedSegmentName } from './shared-names.ts'
 import { readSidecarWithSize } from './sidecar.ts'
 import { claimsMatchFiles } from './table-claims.ts'
@@ -128,7 +128,9 @@ export async function recoverSharedLog(dir: string, options: RecoverSharedOption
   const from = new Map<string, bigint | undefined>()
   for (const [partition, offset] of options.tableOffsets) from.set(partitionKey(options.topic, partition), offset)
   const assigned = new Set(options.assigned.map((partition) => partitionKey(options.topic, partition)))
-  const walked = walkRotations({ rotations: candidates.map((candidate) => candidate.rotation), from, assigned })
+  const found = candidates.map((candidate) => candidate.rotation)
+  // A range past a log-start jump says where its chain ended: nothing durable is dropped as a gap.
+  const walked = walkRotations({ rotations: found, from, assigned, jumps: recordedJumps(found) })
   const byId = new Map(candidates.map((candidate) => [candidate.rotation.id, candidate]))
   const doomedManifests: string[] = []
   const doomedFiles: string[] = []

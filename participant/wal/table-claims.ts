@@ -131,7 +131,8 @@ export function tableClaims(names: readonly string[], partitions: readonly CutPa
           },
         )
       }
-      const claim = { ...range, start }
+      // a claim is positions only: the range's jump (WalkRange.after) is the range's to record
+      const claim = { topic: range.topic, partition: range.partition, start, end: range.end }
       const claims = byTable.get(table)
       if (claims) claims.push(claim)
       else byTable.set(table, [claim])
