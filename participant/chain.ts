@@ -14,6 +14,7 @@
 // record it (in the shared layout, their range's `after`), so a resync or a restart that finds
 // them again keeps the jump with them (`keptJump`) instead of dropping them as a gap.
 import type { LogStartJump, OffsetRange } from '../protocol/index.ts'
+import { jumpAhead } from './machine/index.ts'
 
 export interface ChainPlacement {
   /** The first offset of the uncommitted chain (what the next status's range starts at). */
@@ -48,8 +49,9 @@ export interface PlacementInput {
 }
 
 export function placeChain(input: PlacementInput): ChainPlacement {
-  const { start, tableOffset, keptUpTo, logStart, keptJump } = input
-  if (keptJump && keptUpTo !== undefined && keptJump.from >= start && keptUpTo >= keptJump.to) {
+  const { start, tableOffset, keptUpTo, logStart } = input
+  const keptJump = jumpAhead(input.keptJump, start)
+  if (keptJump && keptUpTo !== undefined && keptUpTo >= keptJump.to) {
     // Nothing kept past the jump: the files end where it starts, and the log start decides anew.
     if (keptUpTo === keptJump.to) {
       return placeChain({ start, tableOffset, keptUpTo: keptJump.from === start ? undefined : keptJump.from, logStart })

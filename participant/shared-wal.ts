@@ -14,7 +14,7 @@ import type { PartitionSpec, Schema } from '../shared/iceberg/index.ts'
 import { FloeError, messageOf } from '../shared/index.ts'
 import { type ChainPlacement, placeChain } from './chain.ts'
 import type { PartitionEarlierFloors } from './earlier-routes.ts'
-import type { FlushInput, SyncResult } from './machine/index.ts'
+import { type FlushInput, jumpAhead, type SyncResult } from './machine/index.ts'
 import type { DecodedBatch } from './partition-ingest.ts'
 import type { PartitionQueue } from './partition-queue.ts'
 import type { SlotEnvironment } from './partition-slot.ts'
@@ -314,7 +314,7 @@ export class SharedWal {
         // a late ACK of an older round does not move a chain back (ackPlan's `from` neither)
         if (!chain || topic !== log.topic || offset < chain.chainStart) continue
         chain.chainStart = offset
-        if (chain.logStartJump && offset > chain.logStartJump.from) delete chain.logStartJump
+        if (!jumpAhead(chain.logStartJump, offset)) delete chain.logStartJump
       }
       const from = new Map<number, bigint | undefined>()
       for (const [key, offset] of plan.from) {
@@ -453,25 +453,23 @@ export class SharedWal {
     for (const [partition, offset] of from) starts.set(partitionKey(topic, partition), offset)
     // A jump a rotation recorded holds while the partition starts at or before it: the records
     // past it are in the WAL, the ones inside it gone from Kafka (a restart or a resync included).
-    const jumps = new Map<string, LogStartJump>()
+    const jumps = new Map<number, LogStartJump>()
     for (const [key, jump] of recordedJumps(log.rotations)) {
       const partition = partitionOfKey(key, topic)
       const start = starts.get(key)
-      if (partition === undefined || withoutRecordedJump?.has(partition)) continue
-      if (start !== undefined && start <= jump.from) jumps.set(key, jump)
+      if (partition === undefined || withoutRecordedJump?.has(partition) || start === undefined) continue
+      if (jumpAhead(jump, start)) jumps.set(partition, jump)
     }
     // A chain's jump holds while the walk starts the partition where the chain does (an ACK that
     // committed up to it included); a walk that moves the partition elsewhere drops it.
     for (const [partition, chain] of this.#chains) {
       const start = from.has(partition) ? from.get(partition) : chain.chainStart
-      if (chain.logStartJump && start === chain.chainStart) {
-        jumps.set(partitionKey(topic, partition), chain.logStartJump)
-      }
+      if (chain.logStartJump && start === chain.chainStart) jumps.set(partition, chain.logStartJump)
     }
     const result = await log.walk({
       from: starts,
       assigned: [...assigned],
-      jumps,
+      jumps: new Map([...jumps].map(([partition, jump]) => [partitionKey(topic, partition), jump])),
       ...(rejected ? { rejected } : {}),
       ...(floors.size > 0 ? { floors } : {}),
       reason,
@@ -488,12 +486,7 @@ export class SharedWal {
       this.#env.logger.info({ partitions: result.rewound, reason }, 'partitions read again from their kept chain')
     }
     this.#env.changed()
-    const used = new Map<number, LogStartJump>()
-    for (const [key, jump] of jumps) {
-      const partition = partitionOfKey(key, topic)
-      if (partition !== undefined) used.set(partition, jump)
-    }
-    return { next: result.next, jumps: used }
+    return { next: result.next, jumps }
   }
 
   async #cut(log: SharedLog, reason: RotationReason, upload = true): Promise<void> {

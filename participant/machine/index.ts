@@ -5,7 +5,7 @@
 // of) and the tests.
 
 export { participantEventOf } from './control-events.ts'
-export { type Chain, committedOurs, isOutOfLine, partitionOutcome } from './line.ts'
+export { type Chain, committedOurs, isOutOfLine, jumpAhead, partitionOutcome } from './line.ts'
 export { isWriting, type ParticipantSnapshot, participantMachine } from './participant.machine.ts'
 export type {
   AcknowledgeInput,

@@ -25,6 +25,14 @@ export function isOutOfLine(chain: Chain, tableOffset: bigint | undefined): bool
   return !(jump && jump.from === tableOffset && jump.to === chain.start)
 }
 
+/**
+ * A log-start jump that a table (or chain) at `offset` has not passed: it stays declared. Once the
+ * table is past its start the jump is committed, and nothing of it is owed any more.
+ */
+export function jumpAhead(jump: LogStartJump | undefined, offset: bigint): LogStartJump | undefined {
+  return jump && jump.from >= offset ? jump : undefined
+}
+
 /** What an ACK says about one partition. */
 export function partitionOutcome(ack: PartitionAcks, topic: string, partition: number): PartitionAckOutcome {
   const committed = ack.committed.find((c) => c.topic === topic && c.partition === partition)

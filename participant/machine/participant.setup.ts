@@ -2,9 +2,9 @@
 // actors the runner provides (stubs here), the guards, the delay and the actions. Actions only
 // assign and emit; every effect is an actor.
 import { assign, enqueueActions, fromCallback, fromPromise, or, setup, stateIn } from 'xstate'
-import type { LogStartJump, PartitionWriteStatus } from '../../protocol/index.ts'
+import type { PartitionWriteStatus } from '../../protocol/index.ts'
 import { FloeError } from '../../shared/index.ts'
-import { committedOurs, isOutOfLine } from './line.ts'
+import { committedOurs, isOutOfLine, jumpAhead } from './line.ts'
 import type {
   AcknowledgeInput,
   FlushInput,
@@ -56,11 +56,6 @@ export const syncingNow = or([
   stateIn('#participant.active.ingest.syncing'),
   stateIn('#participant.active.ingest.waitingToSync'),
 ])
-
-/** A log-start jump that a commit up to `offset` has not passed: it stays declared. */
-function jumpAhead(jump: LogStartJump | undefined, offset: bigint): LogStartJump | undefined {
-  return jump && jump.from >= offset ? jump : undefined
-}
 
 export const participantSetup = setup({
   types: {
