@@ -10,9 +10,10 @@
 // the jump land in one atomic commit: there is no round in which the table has taken the files
 // but not yet been told why its offset skips, and no second round to wait for. Without kept files
 // the chain simply starts at L and the jump [T, L) sits before its range, as it always has
-// (accepted by coordinators that predate the hole inside a range). Files read past the jump
-// record it (in the shared layout, their range's `after`), so a resync or a restart that finds
-// them again keeps the jump with them (`keptJump`) instead of dropping them as a gap.
+// (accepted by coordinators that predate the hole inside a range). The jump is recorded where it
+// outlives the process (the shared layout: the first range past it, `after`; the per-partition
+// one: a marker file), so a resync or a restart that finds the files past it again keeps the jump
+// with them (`keptJump`) instead of dropping them as a gap.
 import type { LogStartJump, OffsetRange } from '../protocol/index.ts'
 import { jumpAhead } from './machine/index.ts'
 

@@ -17,8 +17,10 @@ import {
   PartitionLog,
   partitionLogDirectory,
   type ReadySegment,
+  type RecoveredPartition,
   type Rotation,
   type RotationReason,
+  recordJump,
   recoverPartition,
 } from './wal/index.ts'
 
@@ -222,16 +224,32 @@ export class PartitionWork implements SlotWork {
     this.#ingest = undefined
     if (previous) await this.#letGo(previous, 'resync')
     const dir = partitionLogDirectory(wal.dir, dataset.name, topic, partition)
-    const recovered = await recoverPartition(dir, tableOffset, { topic, partition, specId: table.spec['spec-id'] })
+    const scope = { topic, partition, specId: table.spec['spec-id'] }
     // Retention deleted records nobody committed: read on from the log start. Kept files are
-    // committed with the jump that follows them (chain.ts), never dropped.
-    const placed = placeChain({
-      start,
-      tableOffset,
-      keptUpTo: recovered.rotations.length > 0 ? recovered.resumeFrom : undefined,
-      logStart,
-    })
+    // committed with the jump that follows them (chain.ts), never dropped; files read past a
+    // recorded jump keep it.
+    const place = (recovered: RecoveredPartition) =>
+      placeChain({
+        start,
+        tableOffset,
+        keptUpTo: recovered.rotations.length > 0 ? recovered.resumeFrom : undefined,
+        logStart,
+        ...(recovered.jump ? { keptJump: recovered.jump } : {}),
+      })
+    let recovered = await recoverPartition(dir, tableOffset, scope)
+    // a jump the WAL recorded was counted by the process that read past it, this one or an earlier
+    this.#counted ??= recovered.jump
+    let placed = place(recovered)
+    if (placed.dropPastJump) {
+      // the log start passed the files past the jump too: they go, and one jump runs from its start
+      const deleted = recovered.deleted
+      recovered = await recoverPartition(dir, tableOffset, { ...scope, crossJumps: false })
+      recovered.deleted.unshift(...deleted)
+      placed = place(recovered)
+    }
     const { chainStart, position, logStartJump } = placed
+    // written before anything is read past it, so a restart or resync keeps what was
+    if (logStartJump) await recordJump(dir, topic, partition, logStartJump)
     let rotations: readonly Rotation[] = recovered.rotations
     const log = this.#openLog(dir, position, placed.dropKept ? [] : recovered.segments)
     if (placed.dropKept && rotations.length > 0) {

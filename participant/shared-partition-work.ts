@@ -122,7 +122,7 @@ export class SharedPartitionWork implements SlotWork {
     const synced = await this.#wal.sync(this.partition)
     signal.throwIfAborted()
     this.#ingest = new SharedIngest(this.#wal, this.topic, this.partition)
-    const { chainStart, reused, ...result } = synced
+    const { chainStart, reused, recordedJump, ...result } = synced
     this.#env.logger.info(
       {
         partition: this.partition,
@@ -134,6 +134,8 @@ export class SharedPartitionWork implements SlotWork {
       },
       'partition synced',
     )
+    // a jump the WAL recorded was counted by the process that read past it, this one or an earlier
+    this.#counted ??= recordedJump
     const jump = result.logStartJump
     if (jump) this.#counted = countSkipped(this.#env, this.partition, jump, this.#counted, input.reason)
     return result

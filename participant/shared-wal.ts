@@ -37,7 +37,12 @@ import {
 } from './wal/index.ts'
 
 /** A partition's sync, with where its chain starts and how many kept rotations hold its ranges. */
-export type SharedSync = SyncResult & { chainStart: bigint; reused: number }
+export type SharedSync = SyncResult & {
+  chainStart: bigint
+  reused: number
+  /** The jump the kept rotations recorded: counted by the process that made it (a restart does not count it again). */
+  recordedJump?: LogStartJump
+}
 
 /** A partition's batch waiting to be appended with the others of its fetch. */
 interface WaitingAppend {
@@ -167,6 +172,7 @@ export class SharedWal {
     // The kept rotations are walked across the jumps they recorded, and the chain keeps that jump;
     // one whose log start has also passed the end of what it kept walks again without its jump.
     const pastJump = new Set<number>()
+    const recorded = new Map<number, LogStartJump>()
     let placed = new Map<number, StartingPoint & ChainPlacement>()
     for (;;) {
       const { next, jumps } = await this.#walk(log, 'resync', starts, partitions, undefined, pastJump)
@@ -175,6 +181,7 @@ export class SharedWal {
         const kept = next.get(partition)
         const keptUpTo = kept !== undefined && kept !== point.start ? kept : undefined
         const keptJump = jumps.get(partition)
+        if (keptJump && !recorded.has(partition)) recorded.set(partition, keptJump)
         placed.set(partition, { ...point, ...placeChain({ ...point, keptUpTo, ...(keptJump ? { keptJump } : {}) }) })
       }
       const again = partitions.filter((partition) => placed.get(partition)?.dropPastJump)
@@ -212,7 +219,12 @@ export class SharedWal {
     const synced = new Map<number, SharedSync>()
     for (const [partition, { origin, tableOffset, chainStart, logStartJump }] of placed) {
       const result = { position: chainStart, origin, tableOffset, chainStart, reused: reused.get(partition) ?? 0 }
-      synced.set(partition, { ...result, ...(logStartJump ? { logStartJump } : {}) })
+      const recordedJump = recorded.get(partition)
+      synced.set(partition, {
+        ...result,
+        ...(logStartJump ? { logStartJump } : {}),
+        ...(recordedJump ? { recordedJump } : {}),
+      })
     }
     return synced
   }

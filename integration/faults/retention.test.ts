@@ -10,6 +10,7 @@ import { describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   decodeRotationManifest,
+  jumpFileName,
   parseSharedFileName,
   parseWalFileName,
   sharedLogDirectory,
@@ -49,9 +50,9 @@ async function readyRangesOf(walDir: string, topic: string, partition: number) {
  * files that no round takes (until the test kills it). One member, whatever FLOE_TEST_THREADS says:
  * the tests read that member's WAL folders.
  */
-async function restartedWithoutRounds(t: TestContext) {
+async function restartedWithoutRounds(t: TestContext, walLayout: 'shared' | 'partition' = 'shared') {
   const interval = 2
-  const fleet = await Fleet.create(t, { partitions: 2, commitIntervalSeconds: interval, threads: 1 })
+  const fleet = await Fleet.create(t, { partitions: 2, commitIntervalSeconds: interval, threads: 1, walLayout })
   const admin = new KafkaAdmin(connection('it-retention-restart-admin'))
   t.after(() => admin.close())
   // Each start of the machine logs to a file of its own (Fleet.start).
@@ -274,55 +275,69 @@ describe('retention past a restarted worker on the real stack', () => {
     )
   })
 
-  test('files read past a log-start jump keep it across a restart while retention moves on into them: only what Kafka deleted unread is lost', async (t) => {
-    // One member in the shared layout: the test reads that member's rotation manifests.
-    const { fleet, admin, second, interval } = await restartedWithoutRounds(t)
-    const read = await fleet.produce(200, { batch: 200, partition: 1 })
-    const synced = (position: string) =>
-      second.lines().some((l) => l.msg === 'partition synced' && l.partition === 1 && l.position === position)
-    // Frozen once it read offsets up to 300, its next fetch finds [300, 400) deleted unread.
-    const received = async () => {
-      const metrics = await fleet.metrics(second).catch(() => new Map<string, number>())
-      return [...metrics].find(([name]) => name.startsWith('floe_records_received_total'))?.[1] ?? 0
-    }
-    const readDeadline = Date.now() + 60_000
-    while ((await received()) < read.length) {
-      assert.ok(Date.now() < readDeadline, 'the worker did not read the 200 records')
-      await sleep(100)
-    }
-    second.freeze()
-    t.after(() => second.thaw())
-    // A fetch waiting at the broker when it froze is answered (empty, after its 500 ms wait) before
-    // the records below arrive: the frozen worker cannot have them.
-    await sleep(1500)
-    const deletedUnread = await fleet.produce(100, { batch: 100, partition: 1 })
-    // enough that the files past the jump reach the size limit and rotate
-    await fleet.produce(1000, { batch: 500, partition: 1 })
-    await admin.deleteRecords(fleet.topic, new Map([[1, 400n]]))
-    second.thaw()
-    await fleet.waitFor(() => synced('400'), 60_000, 'the out-of-range resync to read on from 400')
-    // What it read past the jump becomes ready files, the first of them recording the jump.
-    const firstPast = (await killedOnceRotated(fleet, second, 400n)).find((r) => r.start === 400n)
-    assert.equal(firstPast?.after, 300n, 'the first range past the jump records where its chain ended')
+  // The shared layout records the jump in the first rotation manifest past it, the per-partition
+  // one in a marker file named by the jump.
+  for (const walLayout of ['shared', 'partition'] as const) {
+    test(`files read past a log-start jump keep it across a restart while retention moves on into them: only what Kafka deleted unread is lost (${walLayout} WAL)`, async (t) => {
+      // One member: the test reads that member's WAL.
+      const { fleet, admin, second, interval } = await restartedWithoutRounds(t, walLayout)
+      const read = await fleet.produce(200, { batch: 200, partition: 1 })
+      const synced = (position: string) =>
+        second.lines().some((l) => l.msg === 'partition synced' && l.partition === 1 && l.position === position)
+      // Frozen once it read offsets up to 300, its next fetch finds [300, 400) deleted unread.
+      const received = async () => {
+        const metrics = await fleet.metrics(second).catch(() => new Map<string, number>())
+        return [...metrics].find(([name]) => name.startsWith('floe_records_received_total'))?.[1] ?? 0
+      }
+      const readDeadline = Date.now() + 60_000
+      while ((await received()) < read.length) {
+        assert.ok(Date.now() < readDeadline, 'the worker did not read the 200 records')
+        await sleep(100)
+      }
+      second.freeze()
+      t.after(() => second.thaw())
+      // A fetch waiting at the broker when it froze is answered (empty, after its 500 ms wait) before
+      // the records below arrive: the frozen worker cannot have them.
+      await sleep(1500)
+      const deletedUnread = await fleet.produce(100, { batch: 100, partition: 1 })
+      // enough that the files past the jump reach the size limit and rotate
+      await fleet.produce(1000, { batch: 500, partition: 1 })
+      await admin.deleteRecords(fleet.topic, new Map([[1, 400n]]))
+      second.thaw()
+      await fleet.waitFor(() => synced('400'), 60_000, 'the out-of-range resync to read on from 400')
+      // What it read past the jump becomes ready files, the first of them recording the jump.
+      const firstPast = (await killedOnceRotated(fleet, second, 400n)).find((r) => r.start === 400n)
+      if (walLayout === 'shared') {
+        assert.equal(firstPast?.after, 300n, 'the first range past the jump records where its chain ended')
+      } else {
+        const folder = join(fleet.walDir('machine'), 'events', `${fleet.topic}-1`)
+        assert.ok((await readdir(folder)).includes(jumpFileName(fleet.topic, 1, { from: 300n, to: 400n })))
+      }
 
-    // Retention moves on into the files past the jump, while no worker runs.
-    const logStart = ((firstPast?.start as bigint) + (firstPast?.end as bigint)) / 2n
-    await admin.deleteRecords(fleet.topic, new Map([[1, logStart]]))
-    for (const partition of [0, 1]) await fleet.produce(50, { batch: 50, partition: partition })
-    // left out of the expected ids only now: an id is named by how many were produced before it
-    const gone = new Set(deletedUnread)
-    fleet.ids.splice(0, fleet.ids.length, ...fleet.ids.filter((id) => !gone.has(id)))
+      // Retention moves on into the files past the jump, while no worker runs.
+      const logStart = ((firstPast?.start as bigint) + (firstPast?.end as bigint)) / 2n
+      await admin.deleteRecords(fleet.topic, new Map([[1, logStart]]))
+      for (const partition of [0, 1]) await fleet.produce(50, { batch: 50, partition: partition })
+      // left out of the expected ids only now: an id is named by how many were produced before it
+      const gone = new Set(deletedUnread)
+      fleet.ids.splice(0, fleet.ids.length, ...fleet.ids.filter((id) => !gone.has(id)))
 
-    const third = await fleet.start('machine')
-    const settled = await fleet.waitSettled(240_000, 3 * interval * 1000)
-    // Every record it had read is in the table once, those past the jump included.
-    assertEveryIdOnce(fleet, settled)
-    const lost = lostRecordSummaries(settled)
-    assert.deepEqual(lost, [{ [fleet.topic]: { '1': 100 } }])
-    const resynced = third
-      .lines()
-      .filter((l) => l.msg === 'partition synced' && l.partition === 1)
-      .at(-1)
-    assert.equal(resynced?.chainStart, '100')
-  })
+      const third = await fleet.start('machine')
+      const settled = await fleet.waitSettled(240_000, 3 * interval * 1000)
+      // Every record it had read is in the table once, those past the jump included.
+      assertEveryIdOnce(fleet, settled)
+      const lost = lostRecordSummaries(settled)
+      assert.deepEqual(lost, [{ [fleet.topic]: { '1': 100 } }])
+      const resynced = third
+        .lines()
+        .filter((l) => l.msg === 'partition synced' && l.partition === 1)
+        .at(-1)
+      assert.equal(resynced?.chainStart, '100')
+      // counted by the worker that read past it; the restart keeps the jump without counting it again
+      assert.deepEqual(
+        third.lines().filter((l) => typeof l.skippedFrom === 'string'),
+        [],
+      )
+    })
+  }
 })

@@ -14,9 +14,12 @@
 // wal.bench.ts (a benchmark, outside `npm test`).
 
 export { listWalDirectory } from './durable.ts'
+export { recordJump } from './jump-marker.ts'
 export type { LogOptions } from './log-options.ts'
 export {
   activeFileName,
+  jumpFileName,
+  parseJumpFileName,
   parseWalFileName,
   partitionLogDirectory,
   partitionOfFolder,

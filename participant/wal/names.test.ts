@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { activeFileName, parseWalFileName, partitionLogDirectory, readyFileName } from './names.ts'
+import {
+  activeFileName,
+  jumpFileName,
+  parseJumpFileName,
+  parseWalFileName,
+  partitionLogDirectory,
+  readyFileName,
+} from './names.ts'
 
 const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e'
 
@@ -39,6 +46,24 @@ test('names the WAL does not make are not parsed', () => {
   ]) {
     assert.equal(parseWalFileName(name), undefined, name)
   }
+})
+
+test('a jump marker names the partition and the jump, and is no other kind of WAL file', () => {
+  for (const topic of ['events', 'x_1_2-3_4', 'jump_t_0_1-2']) {
+    const name = jumpFileName(topic, 3, { from: 7n, to: 18446744073709551615n })
+    assert.deepEqual(parseJumpFileName(name), { topic, partition: 3, jump: { from: 7n, to: 18446744073709551615n } })
+    assert.equal(parseWalFileName(name), undefined)
+  }
+  for (const name of [
+    'jump_events_0_5-5',
+    'jump_events_0_6-5',
+    'jump_events_0_05-6',
+    'jump__0_5-6',
+    'jump_events_0_5-6.json',
+  ]) {
+    assert.equal(parseJumpFileName(name), undefined, name)
+  }
+  assert.equal(parseJumpFileName(readyFileName('events', 0, 5n, 6n, uuid, 'json')), undefined)
 })
 
 test('a partition folder is <wal.dir>/<dataset>/<topic>-<partition>', () => {

@@ -3,6 +3,7 @@
 // so names are parsed from the right, where every part has a fixed shape.
 
 import { join } from 'node:path'
+import type { LogStartJump } from '../../protocol/index.ts'
 
 /** `<wal.dir>/<dataset>/<topic>-<partition>`: one folder per assigned Kafka partition of a dataset. */
 export function partitionLogDirectory(walDir: string, dataset: string, topic: string, partition: number): string {
@@ -23,6 +24,7 @@ export interface WalFileName {
 
 const uuidShape = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 const activePattern = new RegExp(`^active_(.+)_(\\d+)_(${uuidShape})\\.parquet$`)
+const jumpPattern = /^jump_(.+)_(\d+)_(\d+)-(\d+)$/
 const readyPattern = new RegExp(`^ready_(.+)_(\\d+)_(\\d+)-(\\d+)_(${uuidShape})\\.(parquet|json|json\\.tmp)$`)
 
 export function activeFileName(topic: string, partition: number, uuid: string): string {
@@ -38,6 +40,32 @@ export function readyFileName(
   extension: 'parquet' | 'json',
 ): string {
   return `ready_${topic}_${partition}_${start}-${end}_${uuid}.${extension}`
+}
+
+/**
+ * `jump_<topic>_<partition>_<from>-<to>`: a log-start jump the partition's chain crossed, written
+ * before anything is read past it (jump-marker.ts). Ready files are named by their range alone,
+ * so without it the files read past a jump look like a gap after the files before it.
+ */
+export function jumpFileName(topic: string, partition: number, jump: LogStartJump): string {
+  return `jump_${topic}_${partition}_${jump.from}-${jump.to}`
+}
+
+export interface JumpFileName {
+  topic: string
+  partition: number
+  jump: LogStartJump
+}
+
+/** The parts of a jump marker's name, or undefined for any other name. */
+export function parseJumpFileName(name: string): JumpFileName | undefined {
+  const parts = jumpPattern.exec(name)
+  if (!parts) return undefined
+  const partition = kafkaPartition(parts[2] as string)
+  const from = offset(parts[3] as string)
+  const to = offset(parts[4] as string)
+  if (partition === undefined || from === undefined || to === undefined || from >= to) return undefined
+  return { topic: parts[1] as string, partition, jump: { from, to } }
 }
 
 /** Where a sidecar's rewrite is staged before it is renamed over the sidecar. */

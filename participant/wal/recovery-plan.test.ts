@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { activeFileName, readyFileName } from './names.ts'
+import { activeFileName, jumpFileName, readyFileName } from './names.ts'
 import { planRecovery, type RecoveryDeletionReason } from './recovery-plan.ts'
 
 // a topic name with every character Kafka allows besides letters and digits
@@ -13,6 +13,7 @@ const json = (start: number, end: number, n: number) =>
   readyFileName(topic, partition, BigInt(start), BigInt(end), uuid(n), 'json')
 const pair = (start: number, end: number, n: number) => [parquet(start, end, n), json(start, end, n)]
 const active = (n: number) => activeFileName(topic, partition, uuid(n))
+const marker = (from: number, to: number) => jumpFileName(topic, partition, { from: BigInt(from), to: BigInt(to) })
 
 interface Case {
   name: string
@@ -24,6 +25,8 @@ interface Case {
   resumeFrom: bigint | undefined
   /** ranges of the kept rotations, in order */
   kept?: [number | bigint, number | bigint][]
+  /** the recorded jump the kept rotations cross (its marker kept) */
+  jump?: [number, number]
 }
 
 const cases: Case[] = [
@@ -231,6 +234,104 @@ const cases: Case[] = [
     kept: [[9007199254740993n, 9007199254740995n]],
     resumeFrom: 9007199254740995n,
   },
+  {
+    name: 'files read past a recorded log-start jump chain across it from the files before it',
+    files: [...pair(100, 200, 1), marker(200, 300), ...pair(300, 400, 2), ...pair(400, 450, 3)],
+    tableOffset: 100n,
+    kept: [
+      [100, 200],
+      [300, 400],
+      [400, 450],
+    ],
+    jump: [200, 300],
+    resumeFrom: 450n,
+  },
+  {
+    name: 'a jump from the table offset itself is crossed: nothing was kept before it',
+    files: [marker(100, 300), ...pair(300, 400, 1)],
+    tableOffset: 100n,
+    kept: [[300, 400]],
+    jump: [100, 300],
+    resumeFrom: 400n,
+  },
+  {
+    name: 'a recorded jump with nothing read past it is not crossed, and its marker goes',
+    files: [...pair(100, 200, 1), marker(200, 300)],
+    tableOffset: 100n,
+    deleted: { [marker(200, 300)]: 'jump-not-crossed' },
+    kept: [[100, 200]],
+    resumeFrom: 200n,
+  },
+  {
+    name: "files at the chain's end win over a marker from there: they are what was read",
+    files: [...pair(100, 200, 1), marker(200, 300), ...pair(200, 250, 2), ...pair(300, 400, 3)],
+    tableOffset: 100n,
+    deleted: {
+      [marker(200, 300)]: 'jump-not-crossed',
+      [parquet(300, 400, 3)]: 'gap',
+      [json(300, 400, 3)]: 'gap',
+    },
+    kept: [
+      [100, 200],
+      [200, 250],
+    ],
+    resumeFrom: 250n,
+  },
+  {
+    name: 'a chain crosses one jump: a second marker past it is not crossed',
+    files: [marker(100, 200), ...pair(200, 300, 1), marker(300, 400), ...pair(400, 500, 2)],
+    tableOffset: 100n,
+    deleted: {
+      [marker(300, 400)]: 'jump-not-crossed',
+      [parquet(400, 500, 2)]: 'gap',
+      [json(400, 500, 2)]: 'gap',
+    },
+    kept: [[200, 300]],
+    jump: [100, 200],
+    resumeFrom: 300n,
+  },
+  {
+    name: 'two markers from one offset with files past each: neither is trusted, and what lies past them goes',
+    files: [...pair(100, 200, 1), marker(200, 300), marker(200, 350), ...pair(300, 400, 2), ...pair(350, 400, 3)],
+    tableOffset: 100n,
+    deleted: {
+      [marker(200, 300)]: 'jump-not-crossed',
+      [marker(200, 350)]: 'jump-not-crossed',
+      [parquet(300, 400, 2)]: 'gap',
+      [json(300, 400, 2)]: 'gap',
+      [parquet(350, 400, 3)]: 'gap',
+      [json(350, 400, 3)]: 'gap',
+    },
+    kept: [[100, 200]],
+    resumeFrom: 200n,
+  },
+  {
+    name: 'markers the table has passed go',
+    files: [marker(20, 50), marker(60, 120), ...pair(120, 200, 1)],
+    tableOffset: 120n,
+    deleted: { [marker(20, 50)]: 'behind-table', [marker(60, 120)]: 'behind-table' },
+    kept: [[120, 200]],
+    resumeFrom: 200n,
+  },
+  {
+    name: 'without a table offset, markers go with the files',
+    files: [marker(100, 200), ...pair(200, 300, 1)],
+    tableOffset: undefined,
+    deleted: {
+      [marker(100, 200)]: 'no-table-offset',
+      [parquet(200, 300, 1)]: 'no-table-offset',
+      [json(200, 300, 1)]: 'no-table-offset',
+    },
+    resumeFrom: undefined,
+  },
+  {
+    name: "another partition's marker in the folder is left alone and reported",
+    files: [jumpFileName(topic, 4, { from: 100n, to: 200n }), ...pair(200, 300, 1)],
+    tableOffset: 100n,
+    unknown: [jumpFileName(topic, 4, { from: 100n, to: 200n })],
+    deleted: { [parquet(200, 300, 1)]: 'gap', [json(200, 300, 1)]: 'gap' },
+    resumeFrom: 100n,
+  },
 ]
 
 describe('planRecovery', () => {
@@ -241,13 +342,18 @@ describe('planRecovery', () => {
       assert.deepEqual(deleted, c.deleted ?? {})
       assert.deepEqual([...plan.unknown].sort(), [...(c.unknown ?? [])].sort())
       assert.equal(plan.resumeFrom, c.resumeFrom)
-      const keptFiles = plan.kept.flatMap((rotation) => rotation.files).sort()
+      const keptFiles = [
+        ...plan.kept.flatMap((rotation) => rotation.files),
+        ...(plan.jump ? [plan.jump.file] : []),
+      ].sort()
       const expectedKept = c.files.filter((file) => !(file in deleted) && !(c.unknown ?? []).includes(file)).sort()
       assert.deepEqual(keptFiles, expectedKept)
       assert.deepEqual(
         plan.kept.map((rotation) => [rotation.start, rotation.end]),
         (c.kept ?? []).map(([start, end]) => [BigInt(start), BigInt(end)]),
       )
+      const jump = c.jump && { from: BigInt(c.jump[0]), to: BigInt(c.jump[1]), file: marker(...c.jump) }
+      assert.deepEqual(plan.jump, jump)
       // every file is accounted for exactly once
       assert.equal(plan.deletions.length + plan.unknown.length + keptFiles.length, c.files.length)
     })
@@ -258,6 +364,22 @@ describe('planRecovery', () => {
     assert.deepEqual(plan.kept, [
       { start: 100n, end: 200n, uuids: [uuid(1), uuid(2)], files: [...pair(100, 200, 1), ...pair(100, 200, 2)] },
     ])
+  })
+
+  test('told not to cross jumps, the files past a recorded jump go as a gap, and its marker with them', () => {
+    const files = [...pair(100, 200, 1), marker(200, 300), ...pair(300, 400, 2)]
+    const plan = planRecovery(files, 100n, { topic, partition }, { crossJumps: false })
+    assert.deepEqual(
+      plan.kept.map((rotation) => [rotation.start, rotation.end]),
+      [[100n, 200n]],
+    )
+    assert.equal(plan.jump, undefined)
+    assert.equal(plan.resumeFrom, 200n)
+    assert.deepEqual(Object.fromEntries(plan.deletions.map((deletion) => [deletion.file, deletion.reason])), {
+      [parquet(300, 400, 2)]: 'gap',
+      [json(300, 400, 2)]: 'gap',
+      [marker(200, 300)]: 'jump-not-crossed',
+    })
   })
 
   test('without a scope, files of any partition are planned by their own ranges', () => {

@@ -9,7 +9,13 @@
 // first, see durable.ts); its surviving siblings would then stand for the range with rows
 // missing, so the whole rotation goes. Kept rotations must chain from the table's offset without
 // a gap or an overlap; the first that does not ends the chain, and everything after it goes.
-import { parseWalFileName } from './names.ts'
+//
+// One gap is crossed: a log-start jump the partition recorded (jump-marker.ts) where the chain
+// ends, with rotations at its end. Those were read past records retention deleted unread; without
+// the marker they would go as a gap, and a log start that moved on into them meanwhile would lose
+// what the WAL held there. Files at the chain's end win over a marker: they are what was read.
+import type { LogStartJump } from '../../protocol/index.ts'
+import { parseJumpFileName, parseWalFileName } from './names.ts'
 
 export type RecoveryDeletionReason =
   /** An open segment: no footer, never reported. */
@@ -32,6 +38,8 @@ export type RecoveryDeletionReason =
   | 'ambiguous'
   /** The table has never committed this partition, so no file can be proved to start at its offset. */
   | 'no-table-offset'
+  /** A recorded log-start jump the chain of kept rotations does not cross. */
+  | 'jump-not-crossed'
 
 export interface RecoveryDeletion {
   file: string
@@ -54,6 +62,18 @@ export interface RecoveryPlan {
   unknown: string[]
   /** The end of the last kept rotation, else the table's offset; undefined without a table offset. */
   resumeFrom: bigint | undefined
+  /** The recorded jump the kept rotations cross (its marker kept): they chain from the table's offset across it. */
+  jump?: KeptJump
+}
+
+export interface KeptJump extends LogStartJump {
+  /** Its marker's name. */
+  file: string
+}
+
+export interface PlanOptions {
+  /** Cross a recorded jump (the default); false drops what lies past it as a gap. */
+  crossJumps?: boolean
 }
 
 export interface RecoveryScope {
@@ -82,11 +102,18 @@ export function planRecovery(
   files: readonly string[],
   tableOffset: bigint | undefined,
   scope?: RecoveryScope,
+  options: PlanOptions = {},
 ): RecoveryPlan {
   const deletions: RecoveryDeletion[] = []
   const unknown: string[] = []
   const ranges = new Map<string, RangeFiles>()
+  const jumps: KeptJump[] = []
   for (const file of files) {
+    const marker = parseJumpFileName(file)
+    if (marker && !(scope && (marker.topic !== scope.topic || marker.partition !== scope.partition))) {
+      jumps.push({ ...marker.jump, file })
+      continue
+    }
     const name = parseWalFileName(file)
     if (!name || (scope && (name.topic !== scope.topic || name.partition !== scope.partition))) {
       unknown.push(file)
@@ -131,6 +158,7 @@ export function planRecovery(
   }
   if (tableOffset === undefined) {
     for (const range of whole) deleteRange(range, 'no-table-offset')
+    for (const jump of jumps) deletions.push({ file: jump.file, reason: 'no-table-offset' })
     return { deletions, kept: [], unknown, resumeFrom: undefined }
   }
 
@@ -146,8 +174,19 @@ export function planRecovery(
   }
   const kept: KeptRotation[] = []
   let cursor = tableOffset
+  let crossed: KeptJump | undefined
   for (;;) {
-    const next = ahead.get(cursor)
+    let next = ahead.get(cursor)
+    if (!next && !crossed && options.crossJumps !== false) {
+      // a marker replaces the partition's others (jump-marker.ts); should two from this offset
+      // both have rotations at their ends, neither is trusted and what lies past them goes
+      const across = jumps.filter((jump) => jump.from === cursor && ahead.has(jump.to))
+      if (across.length === 1) {
+        crossed = across[0] as KeptJump
+        cursor = crossed.to
+        next = ahead.get(cursor)
+      }
+    }
     if (!next) break
     ahead.delete(cursor)
     if (next.length > 1) {
@@ -165,7 +204,13 @@ export function planRecovery(
     cursor = range.end
   }
   for (const [start, rest] of ahead) for (const range of rest) deleteRange(range, start > cursor ? 'gap' : 'overlap')
-  return { deletions, kept, unknown, resumeFrom: cursor }
+  for (const jump of jumps) {
+    if (jump === crossed) continue
+    const reason =
+      jump.to <= tableOffset ? 'behind-table' : jump.from < tableOffset ? 'straddles-table' : 'jump-not-crossed'
+    deletions.push({ file: jump.file, reason })
+  }
+  return { deletions, kept, unknown, resumeFrom: cursor, ...(crossed ? { jump: crossed } : {}) }
 }
 
 function filesOf(pair: Pair): string[] {

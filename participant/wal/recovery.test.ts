@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { readdir, readFile, rename, truncate, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
-import { activeFileName } from './names.ts'
+import { recordJump } from './jump-marker.ts'
+import { activeFileName, jumpFileName } from './names.ts'
 import type { PartitionLog, PartitionLogOptions } from './partition-log.ts'
 import { pruneBehindTable, recoverPartition } from './recovery.ts'
 import { daysAndCountries, events, partitionLogIn, temporaryDirectory } from './test-support.ts'
@@ -149,6 +150,74 @@ describe('recoverPartition', () => {
       await log.abort()
     })
   }
+
+  /** [100,140) read, then a log-start jump to 300 recorded and [300,320) read past it; a crash. */
+  async function crashPastJump(dir: string) {
+    const before = logIn(dir)
+    await before.append(events(0, 40), 140n)
+    await before.rotate('size')
+    await before.abort()
+    await recordJump(dir, topic, partition, { from: 140n, to: 300n })
+    const past = logIn(dir, { startOffset: 300n })
+    await past.append(events(40, 20), 320n)
+    const rotation = await past.rotate('size')
+    await past.abort()
+    assert.ok(rotation)
+    return rotation
+  }
+
+  test('files read past a recorded log-start jump are kept with the files before it, and the jump with them', async (t) => {
+    const dir = await temporaryDirectory(t)
+    await crashPastJump(dir)
+    const recovered = await recoverPartition(dir, 100n, scope)
+    assert.deepEqual(
+      recovered.rotations.map(({ start, end }) => [start, end]),
+      [
+        [100n, 140n],
+        [300n, 320n],
+      ],
+    )
+    assert.deepEqual(recovered.jump, { from: 140n, to: 300n })
+    assert.equal(recovered.resumeFrom, 320n)
+    assert.ok((await sortedNames(dir)).includes(jumpFileName(topic, partition, { from: 140n, to: 300n })))
+  })
+
+  test('an unreadable first rotation past the jump ends the chain where the jump starts, and the marker goes', async (t) => {
+    const dir = await temporaryDirectory(t)
+    const past = await crashPastJump(dir)
+    await writeFile(past.segments[0]?.jsonPath as string, '{}')
+    const recovered = await recoverPartition(dir, 100n, scope)
+    assert.deepEqual(
+      recovered.rotations.map(({ start, end }) => [start, end]),
+      [[100n, 140n]],
+    )
+    assert.equal(recovered.jump, undefined)
+    assert.equal(recovered.resumeFrom, 140n)
+    assert.ok(!(await sortedNames(dir)).some((name) => name.startsWith('jump_')))
+  })
+
+  test('told not to cross jumps, recovery drops what lies past one, marker included', async (t) => {
+    const dir = await temporaryDirectory(t)
+    await crashPastJump(dir)
+    const recovered = await recoverPartition(dir, 100n, { ...scope, crossJumps: false })
+    assert.deepEqual(
+      recovered.rotations.map(({ start, end }) => [start, end]),
+      [[100n, 140n]],
+    )
+    assert.equal(recovered.jump, undefined)
+    assert.equal(recovered.resumeFrom, 140n)
+    assert.ok((await sortedNames(dir)).every((name) => name.includes('_100-140_')))
+  })
+
+  test("a recorded jump replaces the partition's earlier ones; recording it again changes nothing", async (t) => {
+    const dir = join(await temporaryDirectory(t), 'not-yet')
+    const other = jumpFileName('other', partition, { from: 1n, to: 2n })
+    await recordJump(dir, topic, partition, { from: 140n, to: 300n })
+    await writeFile(join(dir, other), '')
+    await recordJump(dir, topic, partition, { from: 140n, to: 350n })
+    await recordJump(dir, topic, partition, { from: 140n, to: 350n })
+    assert.deepEqual(await sortedNames(dir), [jumpFileName(topic, partition, { from: 140n, to: 350n }), other].sort())
+  })
 
   test('files written under another partition spec are deleted', async (t) => {
     const dir = await temporaryDirectory(t)

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import type { LogStartJump } from '../../protocol/index.ts'
 import { deleteWalFiles, listWalDirectory } from './durable.ts'
 import { parseWalFileName } from './names.ts'
 import { type KeptRotation, planRecovery, type RecoveryDeletionReason } from './recovery-plan.ts'
@@ -24,6 +25,8 @@ export interface RecoveredPartition {
   rotations: Rotation[]
   /** Where to consume from: the last kept rotation's end, else the table's offset. */
   resumeFrom: bigint | undefined
+  /** The recorded log-start jump the kept rotations cross (jump-marker.ts). */
+  jump?: LogStartJump
   deleted: RecoveredDeletion[]
   /** File names the WAL does not make; left alone. */
   unknown: string[]
@@ -35,6 +38,8 @@ export interface RecoverPartitionOptions {
   partition?: number
   /** When given, kept files written under another partition spec are deleted. */
   specId?: number
+  /** False: a recorded jump is not crossed, and the files past it go as a gap (a chain that must jump again). */
+  crossJumps?: boolean
 }
 
 /**
@@ -51,21 +56,25 @@ export async function recoverPartition(
     options.topic !== undefined && options.partition !== undefined
       ? { topic: options.topic, partition: options.partition }
       : undefined
-  const plan = planRecovery(names, tableOffset, scope)
+  const plan = planRecovery(names, tableOffset, scope, { crossJumps: options.crossJumps ?? true })
   const deleted: RecoveredDeletion[] = [...plan.deletions]
   const rotations: Rotation[] = []
   let resumeFrom = plan.resumeFrom
+  const jump = plan.jump
   for (let i = 0; i < plan.kept.length; i++) {
     const kept = plan.kept[i] as KeptRotation
     const read = await readKeptRotation(dir, kept, options.specId)
     if (typeof read === 'string') {
       for (const file of kept.files) deleted.push({ file, reason: read })
       for (const later of plan.kept.slice(i + 1)) for (const file of later.files) deleted.push({ file, reason: 'gap' })
-      resumeFrom = kept.start
+      // the chain's files end where the jump starts when the first rotation past it is the one unread
+      resumeFrom = jump && kept.start === jump.to ? jump.from : kept.start
       break
     }
     rotations.push({ start: kept.start, end: kept.end, reason: 'recovered', segments: read })
   }
+  const crossed = jump && rotations.some((rotation) => rotation.start === jump.to)
+  if (jump && !crossed) deleted.push({ file: jump.file, reason: 'jump-not-crossed' })
   await deleteWalFiles(
     dir,
     deleted.map((deletion) => deletion.file),
@@ -74,6 +83,7 @@ export async function recoverPartition(
     segments: rotations.flatMap((rotation) => rotation.segments),
     rotations,
     resumeFrom,
+    ...(jump && crossed ? { jump: { from: jump.from, to: jump.to } } : {}),
     deleted,
     unknown: plan.unknown,
   }
