@@ -94,17 +94,21 @@ export class RowGroupEncoder {
     parquet.pendingIndexes = []
     const flatStatistics = this.#flatStatistics
     const statistics = this.#encoding.statistics
-    const columnData = this.layout.columns.map((column, index) => ({
-      name: column.name,
-      data: columns[index] as IcebergValue[],
-      // hyparquet-writer's statistics only where this module does not compute them
-      statistics: statistics && flatStatistics[index] === undefined,
-      // hyparquet-writer would RLE-encode boolean pages; Iceberg's vectorized Spark reader reads
-      // v2 data pages only when PLAIN or dictionary-encoded (it refuses others), so booleans stay
-      // PLAIN (bit-packed, the same size before compression). Nested booleans keep RLE: forcing
-      // PLAIN there would also turn off dictionaries for their sibling leaves.
-      encoding: column.type === 'boolean' ? ('PLAIN' as const) : undefined,
-    }))
+    const columnData = this.layout.columns.map((column, index) => {
+      const values = columns[index] as IcebergValue[]
+      const bytes = column.type === 'string' ? plainUtf8(values) : undefined
+      return {
+        name: column.name,
+        data: bytes ?? values,
+        // hyparquet-writer's statistics only where this module does not compute them
+        statistics: statistics && flatStatistics[index] === undefined,
+        // hyparquet-writer would RLE-encode boolean pages; Iceberg's vectorized Spark reader reads
+        // v2 data pages only when PLAIN or dictionary-encoded (it refuses others), so booleans stay
+        // PLAIN (bit-packed, the same size before compression). Nested booleans keep RLE: forcing
+        // PLAIN there would also turn off dictionaries for their sibling leaves.
+        encoding: column.type === 'boolean' || bytes ? ('PLAIN' as const) : undefined,
+      }
+    })
     try {
       // a ByteWriter has no flush, so this encodes the whole group synchronously
       parquet.write({ columnData, rowGroupSize: rowCount, pageSize: this.#encoding.pageSize })
@@ -131,6 +135,40 @@ export class RowGroupEncoder {
           })
     }
   }
+}
+
+/**
+ * A string column's values as UTF-8 bytes, when hyparquet-writer would write them PLAIN anyway;
+ * undefined when it would try a dictionary. Its own conversion makes a TextEncoder array per
+ * value; Buffer.from takes a slice of Node's buffer pool for the same bytes, 3-5 times faster for
+ * short strings, and a column of ids or names converts every value (docs/benchmarks.md, "String
+ * columns handed to the writer as UTF-8 bytes"). The choice repeats hyparquet-writer's sample
+ * (1,000 values spread over the chunk, weighed by length plus the 4-byte prefix; a dictionary is
+ * not tried when distinct values make over 90 % of it), so a chunk keeps the encoding it had; were
+ * the two to differ, the chunk would be PLAIN where a dictionary might have been smaller, never wrong.
+ */
+function plainUtf8(values: readonly IcebergValue[]): IcebergValue[] | undefined {
+  const count = values.length
+  const sampleSize = Math.min(count, 1000)
+  const seen = new Set<IcebergValue>()
+  let distinct = 0
+  let total = 0
+  for (let i = 0; i < sampleSize; i++) {
+    const value = values[sampleSize === 1 ? 0 : Math.floor((i * (count - 1)) / (sampleSize - 1))] as IcebergValue
+    const size = typeof value === 'string' ? value.length + 4 : 0
+    if (!seen.has(value)) {
+      seen.add(value)
+      distinct += size
+    }
+    total += size
+  }
+  if (total > 0 && distinct / total <= 0.9) return undefined
+  const bytes: IcebergValue[] = new Array(count)
+  for (let i = 0; i < count; i++) {
+    const value = values[i] as IcebergValue
+    bytes[i] = typeof value === 'string' ? Buffer.from(value, 'utf8') : value
+  }
+  return bytes
 }
 
 /**
