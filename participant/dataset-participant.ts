@@ -46,8 +46,7 @@ export class DatasetParticipant {
       },
       {
         rejoining: (reason) => logger.warn({ reason }, 'joining the consumer group again'),
-        handingOn: (revoked, topic) =>
-          logger.info({ topic, revoked }, 'partitions revoked: joining again to hand them on'),
+        handingOn: (revoked, topic) => logger.info({ topic, revoked }, 'partitions revoked: the group hands them on'),
       },
     )
     this.#topics = topicDatasets(dataset).map((topicDataset) => this.#topicParticipant(topicDataset))

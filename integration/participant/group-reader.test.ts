@@ -3,7 +3,8 @@
 // from the commit path, with the protocols given at construction; before the fix those were its
 // default (roundrobin), which the broker refuses against cooperative-sticky members (or which
 // switches the protocol of a group of one). That a member's rebalance() makes a Stable group
-// rebalance without moving a partition. And that one member reads several topics.
+// rebalance without moving a partition, and that a member joining another moves partitions once.
+// And that one member reads several topics.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -75,6 +76,51 @@ describe('GroupReader on the local broker', () => {
     } finally {
       await follower.leave().catch(() => {})
       await leader.leave().catch(() => {})
+    }
+  })
+
+  test('a member joining one that holds every partition: two move in one cooperative rebalance, and none moves twice', async () => {
+    const topic = uniqueName('it_group_reader')
+    await admin.ensureTopic(topic, 4)
+    const settings = { groupId: `floe-it-${topic}`, topic, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 }
+    const first = new GroupReader(connection('floe-it-group-reader-a'), settings)
+    const second = new GroupReader(connection('floe-it-group-reader-b'), settings)
+    const readers = [first, second]
+    // What each member held, polled as a participant polls (assigned() before every fetch).
+    const seen: string[][] = [[], []]
+    const poll = () =>
+      readers.forEach((reader, i) => {
+        const now = reader.assigned().join(',')
+        if (seen[i]?.at(-1) !== now) seen[i]?.push(now)
+      })
+    const settled = () =>
+      first.assigned().length === 2 && second.assigned().length === 2 && first.generation === second.generation
+    try {
+      await first.join()
+      poll()
+      const alone = first.generation
+      await second.join()
+      for (let i = 0; i < 300 && !settled(); i++) {
+        poll()
+        await sleep(50)
+      }
+      // three heartbeat intervals more: a join on top of the client's would rebalance again here
+      for (let i = 0; i < 60; i++) {
+        poll()
+        await sleep(50)
+      }
+      assert.ok(settled(), `not settled: ${JSON.stringify(seen)}`)
+      assert.equal(first.generation, alone + 2, `generations ${alone} to ${first.generation}: ${JSON.stringify(seen)}`)
+      const kept = seen[0]?.at(-1) as string
+      assert.deepEqual(seen[0], ['0,1,2,3', kept], 'the first member only gave partitions up')
+      assert.deepEqual(seen[1]?.at(-1)?.split(',').concat(kept.split(',')).sort(), ['0', '1', '2', '3'])
+      assert.ok(
+        (seen[1] ?? []).every((held, i) => i === 0 || held.startsWith(seen[1]?.[i - 1] ?? '')),
+        'the second only gained',
+      )
+    } finally {
+      await second.leave().catch(() => {})
+      await first.leave().catch(() => {})
     }
   })
 

@@ -99,6 +99,10 @@ export class GroupReader {
   #silentSince: number | undefined
   /** Per topic, the partitions assigned() answered last. */
   readonly #held = new Map<string, readonly number[]>()
+  /** Set while revoked partitions wait for the group to hand them on (#handOn). */
+  #handOnCheck: NodeJS.Timeout | undefined
+  /** The generation of the last join that ended without taking partitions (the client's event). */
+  #settledGeneration: number | undefined
 
   constructor(connection: KafkaConnection, settings: GroupReaderSettings, events: GroupReaderEvents = {}) {
     this.#events = events
@@ -136,6 +140,11 @@ export class GroupReader {
     // assigned() says so and joins again.
     this.#consumer.on('error', (error: Error) => {
       this.#lost = error
+    })
+    // A join whose assignment took partitions away is followed by the client's own join, not by
+    // this event; so a generation it names is one in which the group handed revoked partitions on.
+    this.#consumer.on('consumer:group:join', (joined: { generationId?: number }) => {
+      this.#settledGeneration = joined.generationId
     })
   }
 
@@ -256,13 +265,27 @@ export class GroupReader {
    * client does not always send that second join: on the real broker a group was seen Stable with
    * the partitions a new member should have had assigned to no member, for as long as nothing else
    * made the group rebalance (minutes: no one read them). So the member that lost partitions joins
-   * again itself; should the client's own join be under way, the two share its request.
+   * again itself when the group has not moved on from the generation that revoked them two
+   * heartbeat intervals later (the others join at their next heartbeat). Not at once: a join of
+   * ours after the client's own made the broker rebalance once more, and the assignment then
+   * moved partitions no member had to give up, each move a generation of its own (a second
+   * member joining settled at generation 5 after 5.6-5.7 s, against 3 and one heartbeat interval
+   * without it: docs/decisions.md).
    */
   #handOn(topic: string, now: readonly number[]): void {
     const revoked = (this.#held.get(topic) ?? []).filter((partition) => !now.includes(partition))
     if (revoked.length === 0 || !this.#member || this.#rejoining) return
     this.#events.handingOn?.(revoked, topic)
-    this.#rejoin()
+    const generation = this.generation
+    // seen late, after the client's own join settled: handed on already
+    if (this.#handOnCheck || this.#settledGeneration === generation) return
+    this.#handOnCheck = setTimeout(() => {
+      this.#handOnCheck = undefined
+      if (this.#member && this.generation === generation) {
+        this.#rejoin(`the group did not hand on revoked partitions from generation ${generation}`)
+      }
+    }, 2 * this.#settings.heartbeatIntervalMs)
+    this.#handOnCheck.unref()
   }
 
   /** Out of the group since a failed rejoin: no partition is ours until a join succeeds. */
@@ -454,6 +477,8 @@ export class GroupReader {
   /** Leaves the group at once, so the partitions move to the other members without a session timeout. */
   async leave(): Promise<void> {
     this.#member = false
+    clearTimeout(this.#handOnCheck)
+    this.#handOnCheck = undefined
     try {
       await this.#consumer.leaveGroup()
     } finally {
