@@ -19,7 +19,6 @@ export type { LogOptions } from './log-options.ts'
 export {
   activeFileName,
   jumpFileName,
-  parseJumpFileName,
   parseWalFileName,
   partitionLogDirectory,
   partitionOfFolder,

@@ -61,11 +61,9 @@ export interface JumpFileName {
 export function parseJumpFileName(name: string): JumpFileName | undefined {
   const parts = jumpPattern.exec(name)
   if (!parts) return undefined
-  const partition = kafkaPartition(parts[2] as string)
-  const from = offset(parts[3] as string)
-  const to = offset(parts[4] as string)
-  if (partition === undefined || from === undefined || to === undefined || from >= to) return undefined
-  return { topic: parts[1] as string, partition, jump: { from, to } }
+  const range = partitionRange(parts[2] as string, parts[3] as string, parts[4] as string)
+  if (!range) return undefined
+  return { topic: parts[1] as string, partition: range.partition, jump: { from: range.start, to: range.end } }
 }
 
 /** Where a sidecar's rewrite is staged before it is renamed over the sidecar. */
@@ -83,14 +81,23 @@ export function parseWalFileName(name: string): WalFileName | undefined {
   }
   const ready = readyPattern.exec(name)
   if (!ready) return undefined
-  const partition = kafkaPartition(ready[2] as string)
-  const start = offset(ready[3] as string)
-  const end = offset(ready[4] as string)
-  // a rotation with files always holds at least one record, so its range is never empty
-  if (partition === undefined || start === undefined || end === undefined || start >= end) return undefined
+  const range = partitionRange(ready[2] as string, ready[3] as string, ready[4] as string)
+  if (!range) return undefined
   const extension = ready[6]
   const kind = extension === 'parquet' ? 'ready-parquet' : extension === 'json' ? 'ready-json' : 'temporary'
-  return { kind, topic: ready[1] as string, partition, uuid: ready[5] as string, start, end }
+  return { kind, topic: ready[1] as string, uuid: ready[5] as string, ...range }
+}
+
+/**
+ * A name's `<partition>_<start>-<end>`, in canonical digits and never empty: a rotation with files
+ * always holds at least one record, and a jump skips at least one.
+ */
+function partitionRange(partitionDigits: string, startDigits: string, endDigits: string) {
+  const partition = kafkaPartition(partitionDigits)
+  const start = offset(startDigits)
+  const end = offset(endDigits)
+  if (partition === undefined || start === undefined || end === undefined || start >= end) return undefined
+  return { partition, start, end }
 }
 
 /** The partition of a folder named by partitionLogDirectory for `topic`, or undefined for any other name. */

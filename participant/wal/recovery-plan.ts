@@ -108,14 +108,16 @@ export function planRecovery(
   const unknown: string[] = []
   const ranges = new Map<string, RangeFiles>()
   const jumps: KeptJump[] = []
+  const inScope = (name: { topic: string; partition: number }) =>
+    !scope || (name.topic === scope.topic && name.partition === scope.partition)
   for (const file of files) {
     const marker = parseJumpFileName(file)
-    if (marker && !(scope && (marker.topic !== scope.topic || marker.partition !== scope.partition))) {
+    if (marker && inScope(marker)) {
       jumps.push({ ...marker.jump, file })
       continue
     }
     const name = parseWalFileName(file)
-    if (!name || (scope && (name.topic !== scope.topic || name.partition !== scope.partition))) {
+    if (!name || !inScope(name)) {
       unknown.push(file)
       continue
     }
@@ -164,8 +166,8 @@ export function planRecovery(
 
   const ahead = new Map<bigint, RangeFiles[]>()
   for (const range of whole) {
-    if (range.end <= tableOffset) deleteRange(range, 'behind-table')
-    else if (range.start < tableOffset) deleteRange(range, 'straddles-table')
+    const passed = passedByTable(range.start, range.end, tableOffset)
+    if (passed) deleteRange(range, passed)
     else {
       const sameStart = ahead.get(range.start)
       if (sameStart) sameStart.push(range)
@@ -205,12 +207,21 @@ export function planRecovery(
   }
   for (const [start, rest] of ahead) for (const range of rest) deleteRange(range, start > cursor ? 'gap' : 'overlap')
   for (const jump of jumps) {
-    if (jump === crossed) continue
-    const reason =
-      jump.to <= tableOffset ? 'behind-table' : jump.from < tableOffset ? 'straddles-table' : 'jump-not-crossed'
-    deletions.push({ file: jump.file, reason })
+    if (jump !== crossed) {
+      deletions.push({ file: jump.file, reason: passedByTable(jump.from, jump.to, tableOffset) ?? 'jump-not-crossed' })
+    }
   }
   return { deletions, kept, unknown, resumeFrom: cursor, ...(crossed ? { jump: crossed } : {}) }
+}
+
+/** Whether the table's offset is past the range `[start, end)` (wholly or in part), and so it goes. */
+function passedByTable(
+  start: bigint,
+  end: bigint,
+  tableOffset: bigint,
+): 'behind-table' | 'straddles-table' | undefined {
+  if (end <= tableOffset) return 'behind-table'
+  return start < tableOffset ? 'straddles-table' : undefined
 }
 
 function filesOf(pair: Pair): string[] {
